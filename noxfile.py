@@ -1,0 +1,39 @@
+"""nox sessions: tests, theorems (every catalog check), lint, bench; gpu runs the kernels under CuPy."""
+
+import nox
+
+nox.options.sessions = ["lint", "tests", "theorems"]
+nox.options.reuse_existing_virtualenvs = True
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    session.install("-e", ".[test]")
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def theorems(session: nox.Session) -> None:
+    """Check every catalog entry over its default grid; fails on any unexpected verdict."""
+    session.install("-e", ".")
+    session.run("verify", "run", "--json", "reports/theorems.json", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.install("ruff")
+    session.run("ruff", "check", "verify", "tests", "derivations", "benchmarks", "noxfile.py")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Throughput benchmarks (pytest-benchmark); never part of the test suite's pass/fail."""
+    session.install("-e", ".[test]")
+    session.run("pytest", "benchmarks", "--benchmark-enable", "--benchmark-only", *session.posargs)
+
+
+@nox.session
+def gpu(session: nox.Session) -> None:
+    """The array-API kernel tests under CuPy (needs a CUDA GPU; not a default session)."""
+    session.install("-e", ".[test,gpu]")
+    session.run("pytest", "tests/truth", "-k", "backend or kernel or montecarlo", env={"VERIFY_BACKEND": "cupy"})

@@ -1,0 +1,81 @@
+"""The checker's verdict logic, on synthetic truths and on deliberately wrong bounds."""
+
+import dataclasses
+import json
+import math
+
+import pytest
+import sympy as sp
+
+from verify import CATALOG, ParameterError, Verdict
+from verify.checker import aggregate, check_application, check_point, decide
+from verify.model import Application, Direction
+from verify.results import Method, Truth
+from verify.symbols import K, S, alpha, eta, lam, n, sigma
+
+EXACT = Truth.exact(1.0, "synthetic")
+ESTIMATE = Truth(1.0, 0.9, 1.1, Method.MONTE_CARLO, "synthetic", confidence=0.95, ess=1000)
+
+
+@pytest.mark.parametrize(("direction", "bound", "truth", "verdict"), [
+    (Direction.UPPER, 1.2, EXACT, Verdict.HOLDS),
+    (Direction.UPPER, 1.0, EXACT, Verdict.HOLDS),  # equality satisfies an upper bound
+    (Direction.UPPER, 0.99, EXACT, Verdict.VIOLATED),
+    (Direction.LOWER, 0.99, EXACT, Verdict.HOLDS),
+    (Direction.LOWER, 1.01, EXACT, Verdict.VIOLATED),
+    (Direction.EXACT, 1.0, EXACT, Verdict.HOLDS),
+    (Direction.EXACT, 1.0 + 1e-9, EXACT, Verdict.VIOLATED),
+    (Direction.UPPER, 1.2, ESTIMATE, Verdict.HOLDS),
+    (Direction.UPPER, 1.05, ESTIMATE, Verdict.INCONCLUSIVE),  # inside the CI: too little evidence
+    (Direction.UPPER, 0.85, ESTIMATE, Verdict.VIOLATED),
+    (Direction.LOWER, 0.95, ESTIMATE, Verdict.INCONCLUSIVE),
+    (Direction.EXACT, 1.0, ESTIMATE, Verdict.INCONCLUSIVE),
+])
+def test_decide(direction, bound, truth, verdict):
+    assert decide(direction, bound, truth) is verdict
+
+
+def test_aggregate_needs_evidence():
+    assert aggregate([]) is Verdict.INCONCLUSIVE
+
+
+def _wrong(theorem_id, bound, expected=Verdict.VIOLATED):
+    t = CATALOG[theorem_id]
+    app = dataclasses.replace(t.applications[0], expected=expected)
+    return dataclasses.replace(t, id=t.id + ".wrong", bound=bound, applications=(app,))
+
+
+@pytest.mark.parametrize(("theorem_id", "wrong"), [
+    # Corollary 1 without the factor 1/lam and with a rate 4x too slow
+    ("chourasia2021.corollary1", alpha * S**2 / (2 * sigma**2 * n**2) * (1 - sp.exp(-lam * eta * K / 8))),
+    # composition with sigma instead of sigma^2
+    ("chourasia2021.composition", alpha * S**2 * eta * K / (4 * n**2 * sigma)),
+    # Corollary 2 with the exponent's (2 - eta) dropped
+    ("chourasia2021.corollary2.appendix",
+     alpha * S**2 / ((2 - eta) * sigma**2 * n**2) * (1 - sp.exp(-eta * K / 4))),
+])
+def test_wrong_bounds_are_caught_on_the_default_grid(theorem_id, wrong):
+    result = check_application(_wrong(theorem_id, wrong), CATALOG[theorem_id].applications[0])
+    assert result.verdict is Verdict.VIOLATED
+    worst = result.worst
+    assert worst.bound < worst.truth.lower and worst.margin < 0
+
+
+def test_point_result_is_json_ready_and_reproducible():
+    t = CATALOG["chourasia2021.corollary1"]
+    point = dict(alpha=2, sigma=0.5, eta=0.1, n=10, K=20, S=1.0, lam=1.0)
+    a, b = check_point(t, t.applications[0], point), check_point(t, t.applications[0], point)
+    assert json.dumps(a.to_dict()) == json.dumps(b.to_dict())
+    assert a.theorem_values["beta"] == 1.0  # bound by the application: smoothness = curvature
+    assert math.isclose(a.ratio, a.bound / a.truth.value)
+
+
+def test_nan_and_unknown_parameters_are_named():
+    t = CATALOG["chourasia2021.corollary1"]
+    app: Application = t.applications[0]
+    with pytest.raises(ParameterError, match="eta is NaN"):
+        check_point(t, app, dict(alpha=2, sigma=0.5, eta=math.nan, n=10, K=20, S=1.0, lam=1.0))
+    with pytest.raises(ParameterError, match="unknown parameter.*sigm.*its|unknown parameter"):
+        check_point(t, app, dict(alpha=2, sigm=0.5, eta=0.1, n=10, K=20, S=1.0, lam=1.0))
+    with pytest.raises(ParameterError, match="missing parameter sigma"):
+        check_point(t, app, dict(alpha=2, eta=0.1, n=10, K=20, S=1.0, lam=1.0, start_var=0.1))

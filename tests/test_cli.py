@@ -1,0 +1,49 @@
+"""The command line: list, check, run; exit codes 0 / 1 / 2 and no tracebacks on bad input."""
+
+import dataclasses
+import json
+import subprocess
+import sys
+
+import verify.catalog
+from verify import Verdict
+from verify.cli import main
+
+POINT = ["-p", "alpha=2", "-p", "sigma=1", "-p", "eta=0.1", "-p", "n=10", "-p", "K=5", "-p", "S=4", "-p", "lam=1"]
+
+
+def test_list_shows_every_entry(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for theorem_id in verify.catalog.CATALOG:
+        assert theorem_id in out
+
+
+def test_check_prints_a_verdict(capsys):
+    assert main(["check", "chourasia2021.corollary1", *POINT]) == 0
+    assert "verdict: HOLDS" in capsys.readouterr().out
+
+
+def test_bad_input_exits_2_naming_the_assumption():
+    proc = subprocess.run([sys.executable, "-m", "verify.cli", "check", "chourasia2021.theorem3", *POINT,
+                           "-p", "start_var=0.5"], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "assumption 'fixed_start'" in proc.stderr and "start_var=0.5" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_run_writes_json_and_exits_0(tmp_path, capsys):
+    path = tmp_path / "out" / "results.json"
+    assert main(["run", "--only", "chourasia2021.theorem3", "--json", str(path), "--quiet"]) == 0
+    data = json.loads(path.read_text())
+    assert data["all_as_expected"] and {r["theorem"] for r in data["results"]} >= {"chourasia2021.theorem3"}
+    assert "counterexample" in capsys.readouterr().out  # the misapplied variants are found violated
+
+
+def test_run_exits_1_on_an_unexpected_verdict(monkeypatch, capsys):
+    t = verify.catalog.CATALOG["chourasia2021.theorem3.exact"]
+    flipped = dataclasses.replace(t, applications=(dataclasses.replace(t.applications[0],
+                                                                       expected=Verdict.VIOLATED),))
+    monkeypatch.setitem(verify.catalog.CATALOG, t.id, flipped)
+    assert main(["run", "--only", t.id, "--quiet"]) == 1
+    assert "UNEXPECTED" in capsys.readouterr().out

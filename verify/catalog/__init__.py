@@ -1,0 +1,29 @@
+"""The theorem catalog: one module per paper; each declares theorems and never computes truths."""
+
+from __future__ import annotations
+
+from verify.catalog import chourasia2021
+from verify.errors import UnknownIdError
+from verify.model import Theorem
+
+PAPERS = {"chourasia2021": chourasia2021}
+
+CATALOG: dict[str, Theorem] = {t.id: t for module in PAPERS.values() for t in module.THEOREMS}
+
+
+def theorem(theorem_id: str) -> Theorem:
+    """The catalog entry with this id."""
+    try:
+        return CATALOG[theorem_id]
+    except KeyError:
+        raise UnknownIdError(f"no theorem '{theorem_id}'; see `verify list`") from None
+
+
+def select(selectors: list[str] | tuple[str, ...] = ()) -> list[Theorem]:
+    """Entries whose id equals a selector or starts with `selector.` (a paper key); all when empty."""
+    if not selectors:
+        return list(CATALOG.values())
+    chosen = [t for t in CATALOG.values() if any(t.id == s or t.id.startswith(s + ".") for s in selectors)]
+    if not chosen:
+        raise UnknownIdError(f"nothing in the catalog matches {', '.join(selectors)}")
+    return chosen

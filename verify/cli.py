@@ -1,0 +1,124 @@
+"""Command line: `verify list | check | run`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from verify.api import check
+from verify.catalog import select
+from verify.errors import VerifyError
+from verify.runner import run, theorem_summary
+
+
+def _param(text: str) -> tuple[str, float]:
+    name, sep, value = text.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected name=value, got '{text}'")
+    try:
+        return name.strip(), float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"parameter {name} has a non-numeric value '{value}'") from None
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.4g}"
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    theorems = select(args.only)
+    if args.json:
+        print(json.dumps([theorem_summary(t) for t in theorems], indent=2))
+        return 0
+    for t in theorems:
+        fams = ", ".join(f"{a.family} (expect {a.expected.value})" for a in t.applications)
+        print(f"{t.id}\n  {t.title}\n  source: {t.source.result} {t.source.equation} [{t.source.seed}]"
+              f"\n  {t.direction.value} bound on {t.quantity.value} ({t.variant.value}): {t.bound}"
+              f"\n  assumptions: {'; '.join(f'{a.name}: {a.condition}' for a in t.assumptions) or '-'}"
+              f"\n  checked on: {fams}\n")
+    return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    result = check(args.id, family=args.family, **dict(args.param))
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        t = result.truth
+        print(f"{result.theorem} on {result.family} at {result.params}\n"
+              f"  bound = {result.bound:.10g}\n  truth = {t.value:.10g}  [{t.lower:.10g}, {t.upper:.10g}]"
+              f" ({t.method.value}: {t.detail})\n  verdict: {result.verdict.value}   ratio bound/truth = "
+              f"{_fmt(result.ratio)}   margin = {result.margin:.4g}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    def progress(t, i, total):
+        if not args.quiet and sys.stderr.isatty():
+            print(f"\r[{i + 1}/{total}] {t.id:<60}", end="", file=sys.stderr, flush=True)
+
+    outcome = run(args.only, progress)
+    if not args.quiet and sys.stderr.isatty():
+        print("\r" + " " * 72 + "\r", end="", file=sys.stderr)
+    print(f"{'theorem':<44} {'family':<20} {'verdict':<12} {'expected':<12} {'points':>6} {'skip':>5} "
+          f"{'ratio min':>10} {'ratio max':>10}")
+    for r in outcome.results:
+        ratios = r.ratios
+        flag = "" if r.as_expected else "  <-- UNEXPECTED"
+        print(f"{r.theorem:<44} {r.family:<20} {r.verdict.value:<12} {r.expected.value:<12} {len(r.points):>6} "
+              f"{r.skipped:>5} {_fmt(min(ratios) if ratios else None):>10} {_fmt(max(ratios) if ratios else None):>10}"
+              f"{flag}")
+        if r.verdict.value == "VIOLATED" and r.worst is not None:
+            w = r.worst
+            print(f"{'':<4}counterexample: {w.params}: bound {w.bound:.6g} vs truth {w.truth.value:.6g}")
+    bad = outcome.unexpected
+    print(f"\n{len(outcome.results)} checks in {outcome.seconds:.1f} s; "
+          f"{len(outcome.results) - len(bad)} as expected, {len(bad)} unexpected")
+    if args.json:
+        path = Path(args.json)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(path.suffix + ".partial")
+        tmp.write_text(json.dumps(outcome.to_dict(), indent=1))
+        tmp.replace(path)
+        print(f"wrote {path}")
+    return 1 if bad else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="verify", description="Check differential-privacy theorems.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("list", help="list catalog entries")
+    p.add_argument("only", nargs="*", help="ids or paper keys (e.g. chourasia2021)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_list)
+
+    p = sub.add_parser("check", help="check one entry at one parameter point")
+    p.add_argument("id")
+    p.add_argument("--param", "-p", type=_param, action="append", default=[], metavar="NAME=VALUE")
+    p.add_argument("--family")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_check)
+
+    p = sub.add_parser("run", help="check every entry over its default grid; exit 1 on an unexpected verdict")
+    p.add_argument("--only", nargs="*", default=[], help="ids or paper keys")
+    p.add_argument("--json", metavar="PATH", help="write the results as JSON")
+    p.add_argument("--quiet", action="store_true")
+    p.set_defaults(fn=cmd_run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.fn(args)
+    except VerifyError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

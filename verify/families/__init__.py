@@ -1,0 +1,17 @@
+"""Instance families, by name. Each binds named parameters to ground-truth methods in verify.truth."""
+
+from __future__ import annotations
+
+from verify.errors import UnknownIdError
+from verify.families.noisy_gd import NOISY_GD_QUADRATIC
+from verify.model import Family
+
+FAMILIES: dict[str, Family] = {f.name: f for f in (NOISY_GD_QUADRATIC,)}
+
+
+def family(name: str) -> Family:
+    """The instance family called `name`."""
+    try:
+        return FAMILIES[name]
+    except KeyError:
+        raise UnknownIdError(f"no family '{name}'; known: {', '.join(sorted(FAMILIES))}") from None

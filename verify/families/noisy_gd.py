@@ -1,0 +1,79 @@
+"""Noisy GD (Chourasia et al. 2021, Algorithm 1) on quadratic losses: exact Gaussian ground truth."""
+
+from __future__ import annotations
+
+import mpmath
+import sympy as sp
+
+from verify.model import Family, Parameter, Quantity
+from verify.results import Truth
+from verify.symbols import K, S, alpha, d, delta, dist, eta, lam, n, sigma, start_var
+from verify.truth.gaussian import gaussian_dp_epsilon
+from verify.truth.noisy_gd_gaussian import (
+    isotropic_excess_risk,
+    isotropic_lsi_constant,
+    isotropic_mean_gap,
+    isotropic_renyi,
+    isotropic_variance,
+)
+
+_DPS = 50
+_HOW = "closed form of the Gaussian law (mean/variance recursion solved exactly), mpmath 50 digits"
+
+
+def _exact(fn, detail: str):
+    def truth(**p: float) -> Truth:
+        with mpmath.workdps(_DPS):
+            return Truth.exact(float(fn(**p)), detail)
+
+    return truth
+
+
+def _renyi(alpha, sigma, eta, n, K, S, lam, start_var):
+    return isotropic_renyi(alpha, sigma, eta, n, int(K), S, lam, start_var)
+
+
+def _dp_epsilon(sigma, eta, n, K, S, lam, start_var, delta):
+    mu = isotropic_mean_gap(eta, lam, S, n, int(K)) / mpmath.sqrt(isotropic_variance(eta, sigma, lam, start_var, int(K)))
+    return gaussian_dp_epsilon(delta, mu)
+
+
+def _lsi(sigma, eta, lam, start_var, K):
+    return isotropic_lsi_constant(sigma, eta, lam, start_var, int(K))
+
+
+def _risk(sigma, eta, lam, start_var, K, d, dist):
+    return isotropic_excess_risk(sigma, eta, lam, start_var, int(K), int(d), dist)
+
+
+_R, _DP, _LSI, _RISK = Quantity.RENYI, Quantity.DP_EPSILON, Quantity.LSI_CONSTANT, Quantity.EXCESS_RISK
+
+NOISY_GD_QUADRATIC = Family(
+    name="noisy_gd_quadratic",
+    description=(
+        "Full-batch noisy GD theta <- theta - eta*grad L_D(theta) + sqrt(2*eta)*N(0, sigma^2 I) on the loss "
+        "(lam/2)||theta - x||^2 over R^d, last iterate released; D, D' differ in one of n records with "
+        "||grad sum difference|| = S; start N(0, start_var I) shared by both runs (start_var = 0: fixed start)."
+    ),
+    parameters=(
+        Parameter(alpha, alpha > 1, "Rényi order", quantities=(_R,)),
+        Parameter(sigma, sigma > 0, "Langevin noise scale; each step adds N(0, 2*eta*sigma^2 I)"),
+        Parameter(eta, eta > 0, "step size"),
+        Parameter(n, n >= 1, "dataset size (replace-one neighbours)", integer=True, quantities=(_R, _DP)),
+        Parameter(K, K >= 1, "number of iterations", integer=True),
+        Parameter(S, S >= 0, "summed-gradient sensitivity S_g = lam*||x - x'||", quantities=(_R, _DP)),
+        Parameter(lam, lam > 0, "curvature of the loss (strong convexity = smoothness = lam)"),
+        Parameter(start_var, start_var >= 0, "variance of the N(0, start_var I) start; 0 = fixed start"),
+        Parameter(delta, sp.And(delta > 0, delta < 1), "delta of (eps, delta)-DP", quantities=(_DP,)),
+        Parameter(d, d >= 1, "dimension", integer=True, quantities=(_RISK,)),
+        Parameter(dist, dist >= 0, "distance from the start mean to the minimiser of L_D", quantities=(_RISK,)),
+    ),
+    facts=frozenset({"quadratic_loss", "unconstrained", "replace_one", "gaussian_start", "shared_start"}),
+    truths={
+        _R: _exact(_renyi, _HOW),
+        _DP: _exact(_dp_epsilon, "tight (eps, delta) of the Gaussian pair (Balle-Wang), bisection at 50 digits"),
+        _LSI: _exact(_lsi, "1/max_t variance of the Gaussian tracing-diffusion marginals, 50 digits"),
+        _RISK: _exact(_risk, "lam/2 (m^{2K} dist^2 + d v_K) from the exact Gaussian law, 50 digits"),
+    },
+    method=_HOW,
+)

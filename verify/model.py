@@ -1,0 +1,293 @@
+"""The data model: parameters, assumptions, instance families and theorems.
+
+A `Family` is an instance with named, domain-typed parameters and exact (or estimated) ground truths.
+A `Theorem` is a symbolic claim about one `Quantity` of such instances, with named assumptions, a
+direction, a source and, per family it applies to, the verdict we expect on a default grid.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import cached_property
+from types import MappingProxyType
+
+import mpmath
+import sympy as sp
+
+from verify.errors import AssumptionError, ParameterError
+from verify.results import Truth, Verdict
+
+PRECISION_DPS = 50  # digits used to evaluate bounds and assumptions
+_EQ_RTOL = 1e-12  # equality assumptions compare floats within this relative tolerance
+
+
+class Direction(str, Enum):
+    """What the bound claims about the true quantity."""
+
+    UPPER = "upper"  # bound >= truth
+    LOWER = "lower"  # bound <= truth
+    EXACT = "exact"  # bound == truth
+
+
+class Quantity(str, Enum):
+    """The quantity of the released output that a theorem speaks about."""
+
+    RENYI = "renyi"  # R_alpha(law on D || law on D'), natural log
+    DP_EPSILON = "dp_epsilon"  # smallest eps with (eps, delta)-DP for the pair, at the given delta
+    EXCESS_RISK = "excess_risk"  # E[L_D(theta_K)] - min L_D  (utility)
+    LSI_CONSTANT = "lsi_constant"  # largest c such that every tracing-diffusion marginal is c-LSI
+
+    @property
+    def kind(self) -> str:
+        return "utility" if self is Quantity.EXCESS_RISK else "privacy"
+
+
+class Variant(str, Enum):
+    """Which form of a result an entry encodes."""
+
+    PRINTED = "printed"  # as the paper prints it
+    PROOF = "proof"  # what the paper's own proof gives
+    CORRECTED = "corrected"  # our correction of a printed error
+    DERIVED = "derived"  # a reference result derived here, not in the paper
+    MISAPPLIED = "misapplied"  # the printed result used outside its hypotheses (a finding, expected to fail)
+
+
+def _compile(expr: sp.Expr) -> tuple[tuple[str, ...], Callable]:
+    symbols = sorted(expr.free_symbols, key=str)
+    return tuple(s.name for s in symbols), sp.lambdify(symbols, expr, modules="mpmath")
+
+
+def evaluate(expr: sp.Expr, values: Mapping[str, float]) -> mpmath.mpf:
+    """Evaluate a SymPy expression at float values with PRECISION_DPS digits."""
+    names, fn = _compiled(expr)
+    missing = [nm for nm in names if nm not in values]
+    if missing:
+        raise ParameterError(f"no value for {', '.join(missing)} in {sp.sstr(expr)}")
+    with mpmath.workdps(PRECISION_DPS):
+        return fn(*(mpmath.mpf(values[nm]) for nm in names))
+
+
+_CACHE: dict[sp.Basic, tuple[tuple[str, ...], Callable]] = {}
+
+
+def _compiled(expr: sp.Expr) -> tuple[tuple[str, ...], Callable]:
+    if expr not in _CACHE:
+        _CACHE[expr] = _compile(sp.sympify(expr))
+    return _CACHE[expr]
+
+
+def condition_holds(cond: sp.Basic, values: Mapping[str, float]) -> bool:
+    """Evaluate a SymPy condition (relations joined by And/Or/Not) at a point."""
+    if cond is sp.true or cond is True:
+        return True
+    if cond is sp.false or cond is False:
+        return False
+    if isinstance(cond, sp.And):
+        return all(condition_holds(a, values) for a in cond.args)
+    if isinstance(cond, sp.Or):
+        return any(condition_holds(a, values) for a in cond.args)
+    if isinstance(cond, sp.Not):
+        return not condition_holds(cond.args[0], values)
+    if isinstance(cond, sp.Rel):
+        lhs, rhs = evaluate(cond.lhs, values), evaluate(cond.rhs, values)
+        if isinstance(cond, (sp.Eq, sp.Ne)):
+            equal = abs(lhs - rhs) <= _EQ_RTOL * max(1, abs(lhs), abs(rhs))
+            return equal if isinstance(cond, sp.Eq) else not equal
+        ops = {sp.StrictLessThan: lhs < rhs, sp.LessThan: lhs <= rhs,
+               sp.StrictGreaterThan: lhs > rhs, sp.GreaterThan: lhs >= rhs}
+        return bool(ops[type(cond)])
+    raise TypeError(f"not a condition: {cond!r}")
+
+
+def check_declared_domain(owner: str, symbol: sp.Symbol, value: float) -> None:
+    """Enforce the SymPy facts a symbol was declared with (positive, nonnegative, integer).
+
+    Conditions such as `sigma > 0` evaluate to True at construction for a positive symbol, so the facts
+    themselves are checked here against the number.
+    """
+    facts = [(symbol.is_positive, value > 0, f"{symbol.name} > 0"),
+             (symbol.is_nonnegative, value >= 0, f"{symbol.name} >= 0"),
+             (symbol.is_integer, float(value).is_integer(), f"{symbol.name} integer")]
+    for declared, ok, text in facts:
+        if declared and not ok:
+            raise AssumptionError(owner, f"domain of {symbol.name}", text, {symbol.name: value})
+
+
+@dataclass(frozen=True)
+class Assumption:
+    """A named hypothesis, as a SymPy condition over parameter and theorem symbols."""
+
+    name: str
+    condition: sp.Basic
+    description: str
+
+    def check(self, owner: str, values: Mapping[str, float]) -> None:
+        """Raise AssumptionError naming this assumption if it fails at `values`."""
+        if not condition_holds(self.condition, values):
+            used = {s.name: values[s.name] for s in self.condition.free_symbols if s.name in values}
+            raise AssumptionError(owner, self.name, sp.sstr(self.condition), used, self.description)
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A named, domain-typed parameter of an instance family."""
+
+    symbol: sp.Symbol
+    domain: sp.Basic  # condition on the symbol alone, e.g. alpha > 1
+    description: str
+    integer: bool = False
+    quantities: tuple[Quantity, ...] = ()  # only needed for these quantities; () means for all
+
+    @property
+    def name(self) -> str:
+        return self.symbol.name
+
+    def needed_for(self, quantity: Quantity) -> bool:
+        return not self.quantities or quantity in self.quantities
+
+
+TruthFn = Callable[..., Truth]
+
+
+@dataclass(frozen=True)
+class Family:
+    """An instance family: named parameters, structural facts, and ground truths per quantity.
+
+    `facts` name structural properties of the instance (e.g. "unconstrained", "quadratic_loss") that
+    theorems may require; `truths` map each supported quantity to a function of the parameters.
+    """
+
+    name: str
+    description: str
+    parameters: tuple[Parameter, ...]
+    facts: frozenset[str]
+    truths: Mapping[Quantity, TruthFn]
+    method: str  # how the truth is obtained, in words
+
+    def parameter_names(self, quantity: Quantity = Quantity.RENYI) -> tuple[str, ...]:
+        return self._names[quantity]
+
+    @cached_property
+    def _names(self) -> dict[Quantity, tuple[str, ...]]:
+        return {q: tuple(p.name for p in self.parameters if p.needed_for(q)) for q in Quantity}
+
+    def validate(self, quantity: Quantity, params: Mapping[str, float]) -> dict[str, float]:
+        """Check names, NaNs, integrality and domains; return the parameters the quantity needs."""
+        if quantity not in self.truths:
+            raise ParameterError(f"family {self.name} has no truth for quantity '{quantity.value}'")
+        known = {p.name for p in self.parameters}
+        unknown = sorted(set(params) - known)
+        if unknown:
+            raise ParameterError(f"family {self.name}: unknown parameter(s) {', '.join(unknown)}; "
+                                 f"its parameters are {', '.join(p.name for p in self.parameters)}")
+        out: dict[str, float] = {}
+        for p in self.parameters:
+            if not p.needed_for(quantity):
+                continue
+            if p.name not in params:
+                raise ParameterError(f"family {self.name}: missing parameter {p.name} ({p.description})")
+            value = float(params[p.name])
+            if math.isnan(value):
+                raise ParameterError(f"family {self.name}: parameter {p.name} is NaN")
+            if p.integer and value != int(value):
+                raise ParameterError(f"family {self.name}: parameter {p.name} must be an integer, got {value:g}")
+            out[p.name] = value
+            check_declared_domain(f"family {self.name}", p.symbol, value)
+            Assumption(f"domain of {p.name}", p.domain, p.description).check(f"family {self.name}", out)
+        return out
+
+    def truth(self, quantity: Quantity | str = Quantity.RENYI, **params: float) -> Truth:
+        """The ground truth of `quantity` at `params` (validated first)."""
+        quantity = Quantity(quantity)
+        return self.truth_validated(quantity, self.validate(quantity, params))
+
+    def truth_validated(self, quantity: Quantity, params: Mapping[str, float]) -> Truth:
+        """The truth at parameters already returned by `validate`."""
+        return self.truths[quantity](**params)
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a result is printed."""
+
+    seed: str  # seed file name in shared/seeds
+    paper: str
+    result: str  # e.g. "Corollary 1"
+    equation: str = ""  # e.g. "eq. (18) = (72)"
+
+
+@dataclass(frozen=True)
+class FromFamily:
+    """Bind a theorem symbol to a family's exact quantity at the same point (e.g. the true LSI constant)."""
+
+    quantity: Quantity
+
+
+def _frozen(m: Mapping | None) -> Mapping:
+    return MappingProxyType(dict(m or {}))
+
+
+@dataclass(frozen=True)
+class Application:
+    """How a theorem is checked on one family, and the verdict expected over its default grid.
+
+    `defaults` give family parameters as expressions of the others (e.g. the printed start law
+    start_var = 2*sigma**2/lam); a user may override them and the theorem's assumptions then decide.
+    `bind` gives theorem-only symbols (beta, c, S_v, ...) in terms of family parameters.
+    `grid` lists the values of each free parameter; points breaking an assumption are skipped and counted.
+    """
+
+    family: str
+    expected: Verdict
+    grid: Mapping[str, tuple[float, ...]]
+    defaults: Mapping[str, sp.Expr] = field(default_factory=dict)
+    bind: Mapping[str, sp.Expr | FromFamily] = field(default_factory=dict)
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "grid", _frozen(self.grid))
+        object.__setattr__(self, "defaults", _frozen(self.defaults))
+        object.__setattr__(self, "bind", _frozen(self.bind))
+
+
+@dataclass(frozen=True)
+class Theorem:
+    """One catalog entry: a bound, its hypotheses, its source and where it is checked."""
+
+    id: str
+    title: str
+    source: Source
+    variant: Variant
+    direction: Direction
+    quantity: Quantity
+    bound: sp.Expr
+    assumptions: tuple[Assumption, ...]
+    requires: frozenset[str]  # structural facts an instance family must have
+    applications: tuple[Application, ...]
+    note: str = ""
+
+    @cached_property
+    def latex(self) -> str:
+        return sp.latex(self.bound)
+
+    @cached_property
+    def symbols(self) -> frozenset[sp.Symbol]:
+        """Every symbol of the bound and the assumptions."""
+        out = set(self.bound.free_symbols)
+        for a in self.assumptions:
+            out |= a.condition.free_symbols
+        return frozenset(out)
+
+    def check_assumptions(self, values: Mapping[str, float]) -> None:
+        for s in self.symbols:
+            if s.name in values:
+                check_declared_domain(self.id, s, values[s.name])
+        for a in self.assumptions:
+            a.check(self.id, values)
+
+    def value(self, values: Mapping[str, float]) -> mpmath.mpf:
+        """The bound at theorem-symbol values, in PRECISION_DPS digits."""
+        return evaluate(self.bound, values)

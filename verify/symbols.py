@@ -1,0 +1,35 @@
+"""Shared SymPy symbols. Each carries the SymPy domain facts that hold everywhere it is used;
+the sharper ranges (alpha > 1, eta < 1/beta, ...) are named assumptions of families and theorems."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+# Rényi order and noise
+alpha = sp.Symbol("alpha", positive=True)
+sigma = sp.Symbol("sigma", positive=True)
+# step size, iterations, dataset size, dimension
+eta = sp.Symbol("eta", positive=True)
+K = sp.Symbol("K", integer=True, positive=True)
+n = sp.Symbol("n", integer=True, positive=True)
+d = sp.Symbol("d", integer=True, positive=True)
+# loss geometry: curvature / strong convexity, smoothness, Lipschitz constant
+lam = sp.Symbol("lam", positive=True)
+beta = sp.Symbol("beta", positive=True)
+L = sp.Symbol("L", positive=True)
+# sensitivities: S = summed-gradient sensitivity S_g (Chourasia et al. Def. B.10), S_v vector-field sensitivity
+S = sp.Symbol("S", nonnegative=True)
+S_v = sp.Symbol("S_v", nonnegative=True)
+# start law N(0, start_var I) (0 = fixed start); distance of the start mean to the minimiser
+start_var = sp.Symbol("start_var", nonnegative=True)
+dist = sp.Symbol("dist", nonnegative=True)
+# analysis constants: LSI constant, Young split, diffusion time
+c = sp.Symbol("c", positive=True)
+gamma = sp.Symbol("gamma", positive=True)
+T = sp.Symbol("T", nonnegative=True)
+# privacy levels
+eps = sp.Symbol("eps", positive=True)
+eps_p = sp.Symbol("eps_p", positive=True)  # epsilon' of an RDP guarantee
+eps_rdp = sp.Symbol("eps_rdp", nonnegative=True)  # an RDP level fed to a conversion
+delta = sp.Symbol("delta", positive=True)
+E0 = sp.Symbol("E0", nonnegative=True)  # E||theta_0 - theta*||^2

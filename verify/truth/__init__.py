@@ -1,0 +1,1 @@
+"""Ground-truth methods. These modules never import the catalog."""

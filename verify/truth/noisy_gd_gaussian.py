@@ -1,0 +1,78 @@
+"""Exact law of noisy GD (Chourasia et al. 2021, Algorithm 1) on quadratic losses over R^d.
+
+Loss l(theta; x) = 1/2 (theta - x)' A (theta - x), identical curvature A for every record, so
+grad L_D(theta) = A (theta - mean(D)); update theta <- theta - eta grad L_D(theta) + sqrt(2 eta) N(0, sigma^2 I).
+Only the last iterate is released. The law stays Gaussian: mean and covariance follow linear recursions
+(`noisy_gd_gaussian_law`), solved in closed form for isotropic curvature in `isotropic_*`
+(derivation: derivations/noisy_gd_quadratic.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mpmath
+import numpy as np
+from numpy.typing import ArrayLike
+
+
+@dataclass(frozen=True)
+class GaussianLaw:
+    mean: np.ndarray
+    cov: np.ndarray
+
+
+def noisy_gd_gaussian_law(A: ArrayLike, data_mean: ArrayLike, eta: float, sigma: float,
+                          start_mean: ArrayLike, start_cov: ArrayLike, K: int) -> GaussianLaw:
+    """Law of theta_K by the mean/covariance recursion (any symmetric A, any Gaussian start)."""
+    A = np.atleast_2d(np.asarray(A, float))
+    M = np.eye(A.shape[0]) - eta * A
+    mean = np.asarray(start_mean, float).copy()
+    cov = np.atleast_2d(np.asarray(start_cov, float)).copy()
+    drift = eta * A @ np.asarray(data_mean, float)
+    for _ in range(int(K)):
+        mean = M @ mean + drift
+        cov = M @ cov @ M.T + 2 * eta * sigma**2 * np.eye(A.shape[0])
+    return GaussianLaw(mean, cov)
+
+
+def _geometric(r, K):
+    """sum_{k<K} r^k, exact also at r = 1."""
+    return K if r == 1 else (1 - r**K) / (1 - r)
+
+
+def isotropic_variance(eta, sigma, lam, start_var, K) -> mpmath.mpf:
+    """Per-coordinate variance of theta_K for curvature A = lam I: m^{2K} s0 + 2 eta sigma^2 sum_{k<K} m^{2k}."""
+    eta, sigma, lam, start_var = map(mpmath.mpf, (eta, sigma, lam, start_var))
+    m = 1 - eta * lam
+    return m ** (2 * K) * start_var + 2 * eta * sigma**2 * _geometric(m**2, K)
+
+
+def isotropic_mean_gap(eta, lam, S, n, K) -> mpmath.mpf:
+    """|E theta_K(D) - E theta_K(D')| = (1 - m^K) S / (lam n), S = ||grad sum difference|| (= lam ||x1 - x1'||)."""
+    eta, lam, S = map(mpmath.mpf, (eta, lam, S))
+    m = 1 - eta * lam
+    return (1 - m**K) * S / (lam * n)
+
+
+def isotropic_renyi(alpha, sigma, eta, n, K, S, lam, start_var) -> mpmath.mpf:
+    """Exact R_alpha(theta_K(D) || theta_K(D')) = alpha * gap^2 / (2 var) (equal covariances)."""
+    var = isotropic_variance(eta, sigma, lam, start_var, K)
+    return mpmath.mpf(alpha) * isotropic_mean_gap(eta, lam, S, n, K) ** 2 / (2 * var)
+
+
+def isotropic_lsi_constant(sigma, eta, lam, start_var, K) -> mpmath.mpf:
+    """Largest c such that every tracing-diffusion marginal on [0, eta K] is c-LSI.
+
+    Marginals are Gaussian N(., v I), which is exactly (1/v)-LSI; at time eta k + s the variance is
+    m^2 v_k + 2 s sigma^2 <= v_{k+1}, and v_k is monotone in k, so c = 1 / max(v_0, v_K).
+    """
+    return 1 / max(mpmath.mpf(start_var), isotropic_variance(eta, sigma, lam, start_var, K))
+
+
+def isotropic_excess_risk(sigma, eta, lam, start_var, K, d, dist) -> mpmath.mpf:
+    """E[L_D(theta_K)] - min L_D = lam/2 (m^{2K} dist^2 + d v_K), dist = ||E theta_0 - argmin L_D||."""
+    eta, lam = mpmath.mpf(eta), mpmath.mpf(lam)
+    m = 1 - eta * lam
+    return lam / 2 * (m ** (2 * K) * mpmath.mpf(dist) ** 2
+                                 + d * isotropic_variance(eta, sigma, lam, start_var, K))
