@@ -25,7 +25,7 @@ def bound(theorem_id, **values):
     (10, 4, [0.3459, 0.3927, 0.3999, 0.4000, 0.4000]),
 ])
 def test_corollary1_reproduces_figure1(alpha, lam, row):
-    for K, expected in zip([50, 100, 200, 300, 500], row):
+    for K, expected in zip([50, 100, 200, 300, 500], row, strict=True):
         assert bound("chourasia2021.corollary1", alpha=alpha, lam=lam, K=K, **FIG) * 100 == pytest.approx(
             expected, abs=6e-5)
 

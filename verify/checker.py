@@ -155,7 +155,7 @@ def aggregate(points: list[PointResult]) -> Verdict:
 
 def grid_points(app: Application) -> list[dict[str, float]]:
     names = sorted(app.grid)
-    return [dict(zip(names, combo)) for combo in itertools.product(*(app.grid[k] for k in names))]
+    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(app.grid[k] for k in names))]
 
 
 def check_application(theorem: Theorem, app: Application) -> ApplicationResult:
