@@ -7,6 +7,7 @@ import math
 import pytest
 import sympy as sp
 
+import verify
 from verify import CATALOG, ParameterError, Verdict
 from verify.checker import aggregate, check_application, check_point, decide
 from verify.model import Application, Direction
@@ -79,3 +80,12 @@ def test_nan_and_unknown_parameters_are_named():
         check_point(t, app, dict(alpha=2, sigm=0.5, eta=0.1, n=10, K=20, S=1.0, lam=1.0))
     with pytest.raises(ParameterError, match="missing parameter sigma"):
         check_point(t, app, dict(alpha=2, eta=0.1, n=10, K=20, S=1.0, lam=1.0, start_var=0.1))
+
+
+def test_lower_bound_companion_only_where_its_hypotheses_hold():
+    point = dict(alpha=30, S=4.0, n=5000, sigma=0.02, eta=0.02, K=100, lam=1.0)
+    fixed = verify.check("chourasia2021.corollary2", start_var=0.0, **point)
+    assert fixed.lower.theorem == "chourasia2021.theorem3"
+    assert fixed.lower.value <= fixed.truth.value <= fixed.bound  # 1.0376e-2 <= 1.8196e-2 <= 2.0895e-2
+    assert fixed.lower.value == pytest.approx(1.0376e-2, rel=1e-4)
+    assert verify.check("chourasia2021.corollary2", start_var=1.0, **point).lower is None  # Thm 3 needs theta_0 = 0

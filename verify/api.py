@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from verify.catalog import companions
 from verify.catalog import theorem as get_theorem
 from verify.checker import check_point
 from verify.errors import UnknownIdError
@@ -19,4 +20,4 @@ def check(theorem_id: str, family: str | None = None, **params: float) -> PointR
     if not apps:
         raise UnknownIdError(f"{theorem_id} is not checked on family '{family}'; it applies to "
                              f"{', '.join(a.family for a in thm.applications)}")
-    return check_point(thm, apps[0], params)
+    return check_point(thm, apps[0], params, companions(apps[0]))

@@ -5,13 +5,13 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from verify.errors import AssumptionError, ParameterError
 from verify.families import family as get_family
 from verify.model import Application, Direction, FromFamily, Theorem, check_declared_domain, evaluate
-from verify.results import Method, PointResult, Truth, Verdict
+from verify.results import CompanionValue, Method, PointResult, Truth, Verdict
 
 
 def decide(direction: Direction, bound: float, truth: Truth) -> Verdict:
@@ -78,22 +78,48 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
     return family_params, values
 
 
-def check_point(theorem: Theorem, app: Application, params: Mapping[str, float]) -> PointResult:
-    """Check `theorem` on `app.family` at one point. Raises AssumptionError/ParameterError on bad input."""
-    family_params, values = resolve(theorem, app, params)
+def _bound(theorem: Theorem, values: Mapping[str, float]) -> float:
     try:
         bound = float(theorem.value(values))
     except ZeroDivisionError:
         bound = math.nan
     if math.isnan(bound):
         raise ParameterError(f"{theorem.id}: the bound is undefined at {values}")
+    return bound
+
+
+def _companion(other: Theorem, family: str, point: Mapping[str, float], truth: Truth) -> CompanionValue | None:
+    """`other` evaluated at the same point, or None where its own assumptions exclude the point."""
+    app = other.application(family)
+    if app is None:
+        return None
+    known = {p.name for p in get_family(family).parameters} | {s.name for s in other.symbols}
+    try:
+        _, values = resolve(other, app, {k: v for k, v in point.items() if k in known})
+        value = _bound(other, values)
+    except (AssumptionError, ParameterError):
+        return None
+    return CompanionValue(other.id, other.direction.value, value, decide(other.direction, value, truth))
+
+
+def check_point(theorem: Theorem, app: Application, params: Mapping[str, float],
+                companions: Sequence[Theorem] = ()) -> PointResult:
+    """Check `theorem` on `app.family` at one point. Raises AssumptionError/ParameterError on bad input.
+
+    `companions` are other bounds on the same quantity evaluated at the same point where their own
+    assumptions allow (the catalog lists them per application).
+    """
+    family_params, values = resolve(theorem, app, params)
+    bound = _bound(theorem, values)
     truth = get_family(app.family).truth_validated(theorem.quantity, family_params)
     verdict = decide(theorem.direction, bound, truth)
     ratio = bound / truth.value if truth.value != 0 and math.isfinite(truth.value) else None
     used = {s.name for s in theorem.symbols if s.name in values}
     inputs = {k: values[k] for k in sorted(set(family_params) | set(params))}
+    extra = tuple(c for c in (_companion(o, app.family, inputs, truth) for o in companions) if c is not None)
     return PointResult(theorem.id, app.family, inputs, bound, truth, verdict,
-                       _margin(theorem.direction, bound, truth.value), ratio, {k: values[k] for k in sorted(used)})
+                       _margin(theorem.direction, bound, truth.value), ratio, {k: values[k] for k in sorted(used)},
+                       extra)
 
 
 @dataclass(frozen=True)
@@ -158,13 +184,13 @@ def grid_points(app: Application) -> list[dict[str, float]]:
     return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(app.grid[k] for k in names))]
 
 
-def check_application(theorem: Theorem, app: Application) -> ApplicationResult:
+def check_application(theorem: Theorem, app: Application, companions: Sequence[Theorem] = ()) -> ApplicationResult:
     """Check `theorem` over the default grid of `app`; points outside its assumptions are skipped."""
     start = time.perf_counter()
     points, skipped = [], 0
     for params in grid_points(app):
         try:
-            points.append(check_point(theorem, app, params))
+            points.append(check_point(theorem, app, params, companions))
         except AssumptionError:
             skipped += 1
     return ApplicationResult(theorem.id, app.family, app.expected, aggregate(points), tuple(points), skipped,

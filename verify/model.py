@@ -245,6 +245,7 @@ class Application:
     grid: Mapping[str, tuple[float, ...]]
     defaults: Mapping[str, sp.Expr] = field(default_factory=dict)
     bind: Mapping[str, sp.Expr | FromFamily] = field(default_factory=dict)
+    companions: tuple[str, ...] = ()  # ids of catalog bounds on the same quantity to show at each point
     note: str = ""
 
     def __post_init__(self) -> None:
@@ -291,3 +292,6 @@ class Theorem:
     def value(self, values: Mapping[str, float]) -> mpmath.mpf:
         """The bound at theorem-symbol values, in PRECISION_DPS digits."""
         return evaluate(self.bound, values)
+
+    def application(self, family: str) -> Application | None:
+        return next((a for a in self.applications if a.family == family), None)

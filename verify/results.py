@@ -57,6 +57,21 @@ class Truth:
 
 
 @dataclass(frozen=True)
+class CompanionValue:
+    """Another catalog bound on the same quantity, evaluated at the same point (e.g. a lower bound
+    shown beside an upper bound, so that a point reads lower <= truth <= upper)."""
+
+    theorem: str
+    direction: str
+    value: float
+    verdict: Verdict
+
+    def to_dict(self) -> dict:
+        return {"theorem": self.theorem, "direction": self.direction, "value": self.value,
+                "verdict": self.verdict.value}
+
+
+@dataclass(frozen=True)
 class PointResult:
     """One theorem checked at one parameter point of one instance family."""
 
@@ -68,7 +83,13 @@ class PointResult:
     verdict: Verdict
     margin: float  # signed slack: >= 0 when the claim holds at this point (relative to the truth scale)
     ratio: float | None  # bound / truth (tightness); None where the truth is 0
-    theorem_values: dict[str, float] = field(default_factory=dict)  # bound's symbols after binding
+    theorem_values: dict[str, float] = field(default_factory=dict)  # theorem symbols after binding
+    companions: tuple[CompanionValue, ...] = ()
+
+    @property
+    def lower(self) -> CompanionValue | None:
+        """The largest companion lower bound valid at this point."""
+        return max((c for c in self.companions if c.direction == "lower"), key=lambda c: c.value, default=None)
 
     def to_dict(self) -> dict:
         return {
@@ -81,4 +102,5 @@ class PointResult:
             "verdict": self.verdict.value,
             "margin": self.margin,
             "ratio": self.ratio,
+            "companions": [c.to_dict() for c in self.companions],
         }

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 
-from verify.catalog import select
+from verify.catalog import companions, select
 from verify.checker import ApplicationResult, check_application
 from verify.model import Theorem
 
@@ -76,5 +76,5 @@ def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], N
     for i, t in enumerate(theorems):
         if progress:
             progress(t, i, len(theorems))
-        results.extend(check_application(t, app) for app in t.applications)
+        results.extend(check_application(t, app, companions(app)) for app in t.applications)
     return RunResult(tuple(theorems), tuple(results), time.perf_counter() - start)

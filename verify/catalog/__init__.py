@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from verify.catalog import chourasia2021
 from verify.errors import UnknownIdError
-from verify.model import Theorem
+from verify.model import Application, Theorem
 
 PAPERS = {"chourasia2021": chourasia2021}
 
@@ -27,3 +27,8 @@ def select(selectors: list[str] | tuple[str, ...] = ()) -> list[Theorem]:
     if not chosen:
         raise UnknownIdError(f"nothing in the catalog matches {', '.join(selectors)}")
     return chosen
+
+
+def companions(app: Application) -> list[Theorem]:
+    """The catalog entries an application shows beside its own bound."""
+    return [theorem(i) for i in app.companions]

@@ -92,10 +92,14 @@ COR1 = alpha * S**2 / (lam * sigma**2 * n**2) * (1 - exp(-lam * eta * K / 2))
 THM3_EXACT = A_UNIT * (2 - eta) * (1 - (1 - eta) ** K) / (1 + (1 - eta) ** K)
 
 
+LOWER_BOUNDS = ("chourasia2021.theorem3",)  # shown beside every upper bound where its hypotheses hold
+
+
 def _renyi(id_: str, title: str, source: Source, variant: Variant, direction: Direction, bound: sp.Expr,
            assumptions: tuple[Assumption, ...], expected: Verdict, grid: dict, *, defaults=None, bind=None,
            requires: frozenset[str] = frozenset(), note: str = "") -> Theorem:
-    app = Application(FAMILY, expected, grid, defaults or {}, bind or {})
+    companions = LOWER_BOUNDS if direction is Direction.UPPER else ()
+    app = Application(FAMILY, expected, grid, defaults or {}, bind or {}, companions)
     return Theorem(id_, title, source, variant, direction, Quantity.RENYI, bound, (ORDER, *assumptions),
                    requires, (app,), note)
 

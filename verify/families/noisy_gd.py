@@ -34,7 +34,8 @@ def _renyi(alpha, sigma, eta, n, K, S, lam, start_var):
 
 
 def _dp_epsilon(sigma, eta, n, K, S, lam, start_var, delta):
-    mu = isotropic_mean_gap(eta, lam, S, n, int(K)) / mpmath.sqrt(isotropic_variance(eta, sigma, lam, start_var, int(K)))
+    gap = isotropic_mean_gap(eta, lam, S, n, int(K))
+    mu = gap / mpmath.sqrt(isotropic_variance(eta, sigma, lam, start_var, int(K)))
     return gaussian_dp_epsilon(delta, mu)
 
 

@@ -1,0 +1,344 @@
+"""1-D transfer-matrix ("density grid") propagation of noisy GD and one-pass projected noisy SGD.
+
+A `Process` is a chain theta_k = Proj(T_k(theta_{k-1}) + N(0, s^2)), k = 1..K, theta_0 ~ Proj(N(m0, s0^2)),
+with Proj the projection onto [-R, R] or the identity. Its law is a vector of cell masses on a uniform grid
+plus, when projected, two atoms at -R and +R (method of Chourasia et al. 2021 reports, seed-000 Sec. 3.3):
+- unconstrained: cell mass = pdf(midpoint) * h (trapezoid rule: relative precision in both tails and spectral
+  accuracy for smooth drifts); the window covers every iterate's law and the Rényi tilt and is widened until
+  the edges carry negligible mass and tilt;
+- projected: cell masses are differences of the normal cdf (or of the sf above the mean, for precision), atom
+  masses are Phi((-R - T)/s) and Phi((T - R)/s), so mass is conserved exactly.
+Each step is one sparse matrix-vector product (kernels are banded at 38.5 s, beyond which the normal density
+underflows). Results are computed at h and h/2; |difference| is the error estimate (Richardson-style) and the
+interval is value(h/2) +- safety * error (plus a float-rounding floor).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from scipy.special import logsumexp, ndtr
+
+from verify.errors import ParameterError
+from verify.results import Method, Truth
+
+Drift = Callable[[np.ndarray], np.ndarray]
+
+_BAND = 38.5  # kernel half-width in noise sds: exp(-38.5^2/2) underflows float64
+_START_SDS = 38.5  # Gaussian start truncated here (same reason)
+_COVER = 14.0  # initial window: every mean (and tilt centre) +- _COVER sds
+_NEGLIGIBLE_LOG = -34.0  # edge contributions below exp(-34) ~ 1.7e-15 of the total are negligible
+_EDGE_MASS = 1e-14
+_REL_FLOOR, _ABS_FLOOR = 1e-10, 1e-13  # float accumulation over K sparse products
+_MAX_CELLS = 400_000
+
+
+@dataclass(frozen=True)
+class Process:
+    """theta_k = Proj(T_k(theta_{k-1}) + N(0, noise_sd^2)) for k = 1..K; theta_0 ~ Proj(N(start_mean, start_sd^2)).
+
+    R is the half-width of the constraint interval [-R, R], or None for no projection. start_sd = 0 is a
+    point-mass start.
+    """
+
+    drifts: tuple[Drift, ...]
+    noise_sd: float
+    R: float | None
+    start_mean: float
+    start_sd: float
+
+
+def _finite(name: str, value: float) -> float:
+    value = float(value)
+    if not math.isfinite(value):
+        raise ParameterError(f"{name} must be finite, got {value}")
+    return value
+
+
+def _check_common(eta: float, sigma: float, R: float | None, start_mean: float, start_sd: float) -> None:
+    for name, v in (("eta", eta), ("sigma", sigma), ("start_mean", start_mean), ("start_sd", start_sd)):
+        _finite(name, v)
+    if not eta > 0:
+        raise ParameterError(f"step size eta must be > 0, got {eta}")
+    if not sigma > 0:
+        raise ParameterError(f"noise scale sigma must be > 0, got {sigma}")
+    if not start_sd >= 0:
+        raise ParameterError(f"start_sd must be >= 0, got {start_sd}")
+    if R is not None and not (math.isfinite(R) and R > 0):
+        raise ParameterError(f"constraint radius R must be a finite number > 0 (or None), got {R}")
+
+
+def _gd_drift(grad: Callable[[np.ndarray], np.ndarray], eta: float) -> Drift:
+    def drift(theta: np.ndarray) -> np.ndarray:
+        return theta - eta * np.asarray(grad(theta), dtype=float)
+
+    return drift
+
+
+def noisy_gd_process(grad: Callable[[np.ndarray], np.ndarray], *, eta: float, sigma: float, K: int,
+                     R: float | None = None, start_mean: float = 0.0, start_sd: float = 0.0) -> Process:
+    """Noisy GD (Chourasia et al. 2021, Alg. 1): theta <- Proj(theta - eta grad L_D(theta) + sqrt(2 eta) N(0, sigma^2)).
+
+    grad is the vectorised gradient of the averaged loss L_D; the start is Proj(N(start_mean, start_sd^2)).
+    """
+    _check_common(eta, sigma, R, start_mean, start_sd)
+    if int(K) != K or K < 1:
+        raise ParameterError(f"number of iterations K must be an integer >= 1, got {K}")
+    drift = _gd_drift(grad, eta)
+    return Process((drift,) * int(K), math.sqrt(2 * eta) * sigma, R, float(start_mean), float(start_sd))
+
+
+def pnsgd_process(grads: Sequence[Callable[[np.ndarray], np.ndarray]], *, eta: float, sigma: float,
+                  R: float | None = None, start_mean: float = 0.0, start_sd: float = 0.0) -> Process:
+    """One-pass projected noisy SGD (Feldman et al. 2018, PNSGD): x <- Proj(x - eta (grad f(x; z_t) + N(0, sigma^2))).
+
+    grads[t] is the vectorised gradient of the record used at step t + 1 (one record per step); a neighbouring
+    run replaces one entry. Repeated gradient callables share one transfer matrix.
+    """
+    _check_common(eta, sigma, R, start_mean, start_sd)
+    if len(grads) < 1:
+        raise ParameterError("grads must hold at least one per-step gradient")
+    drifts: dict[int, Drift] = {}
+    steps = tuple(drifts.setdefault(id(g), _gd_drift(g, eta)) for g in grads)
+    return Process(steps, eta * sigma, R, float(start_mean), float(start_sd))
+
+
+@dataclass(frozen=True)
+class _Grid:
+    lo: float
+    h: float
+    n: int
+    R: float | None
+
+    @property
+    def edges(self) -> np.ndarray:
+        return self.lo + self.h * np.arange(self.n + 1)
+
+    @property
+    def mids(self) -> np.ndarray:
+        return self.lo + self.h * (np.arange(self.n) + 0.5)
+
+    @property
+    def points(self) -> np.ndarray:
+        """Support points of the state: cell midpoints, then the atoms -R, +R when projected."""
+        return self.mids if self.R is None else np.concatenate([self.mids, [-self.R, self.R]])
+
+    @classmethod
+    def make(cls, lo: float, hi: float, h: float, R: float | None) -> _Grid:
+        n = math.ceil((hi - lo) / h - 1e-9)
+        if n > _MAX_CELLS:
+            raise ParameterError(f"grid step h={h:g} needs {n} cells on [{lo:g}, {hi:g}]; use a larger h")
+        return cls(lo, (hi - lo) / n if R is not None else h, max(n, 1), R)
+
+
+def _drift(T: Drift, x: np.ndarray) -> np.ndarray:
+    y = np.asarray(T(x), dtype=float)
+    if y.shape != x.shape or not np.all(np.isfinite(y)):
+        raise ParameterError("the loss gradient must be vectorised and return finite values of its input's shape")
+    return y
+
+
+def _kernel(grid: _Grid, src: np.ndarray, T: Drift, s: float) -> sparse.csc_array:
+    """Transfer matrix (state size x len(src)) of x -> Proj(T(x) + N(0, s^2)) from the source points src.
+
+    Column i holds the cells within _BAND noise sds of T(src[i]) (a contiguous row range), then the atoms.
+    """
+    mean = _drift(T, src)
+    band = math.ceil(_BAND * s / grid.h) + 1
+    first = np.clip(np.floor((mean - grid.lo) / grid.h) - band, 0, grid.n).astype(np.int64)
+    last = np.clip(np.floor((mean - grid.lo) / grid.h) + band + 1, 0, grid.n).astype(np.int64)
+    n_atoms = 0 if grid.R is None else 2
+    counts = last - first + n_atoms
+    indptr = np.concatenate([[0], np.cumsum(counts)])
+    col = np.repeat(np.arange(src.size), counts)
+    pos = np.arange(indptr[-1]) - indptr[col]  # position inside the column
+    rows = first[col] + pos
+    mu = mean[col]
+    vals = np.empty(rows.size)
+    cell = pos < (last - first)[col]
+    j, m = rows[cell], mu[cell]
+    if grid.R is None:
+        z = (grid.mids[j] - m) / s
+        vals[cell] = np.exp(-0.5 * z * z) * (grid.h / (s * math.sqrt(2 * math.pi)))
+    else:
+        edges = grid.edges
+        z1, z2 = (edges[j] - m) / s, (edges[j + 1] - m) / s
+        vals[cell] = np.where(z1 >= 0, ndtr(-z1) - ndtr(-z2), ndtr(z2) - ndtr(z1))
+        lower = pos == counts[col] - 2
+        upper = pos == counts[col] - 1
+        rows[lower], rows[upper] = grid.n, grid.n + 1
+        vals[lower] = ndtr((-grid.R - mean) / s)
+        vals[upper] = ndtr((mean - grid.R) / s)
+    return sparse.csc_array((vals, rows, indptr), shape=(grid.n + n_atoms, src.size))
+
+
+def _start(proc: Process, grid: _Grid) -> tuple[np.ndarray, np.ndarray]:
+    """Source points and masses of theta_0 ~ Proj(N(m0, s0^2)) (sub-grid of step min(h, s0/8))."""
+    m, s0, R = proc.start_mean, proc.start_sd, grid.R
+    if s0 == 0:
+        return np.array([m if R is None else min(max(m, -R), R)]), np.ones(1)
+    lo, hi = m - _START_SDS * s0, m + _START_SDS * s0
+    if R is None:
+        lo, hi = max(lo, grid.lo), min(hi, grid.lo + grid.n * grid.h)
+        n = max(1, math.ceil((hi - lo) / min(grid.h, s0 / 8)))
+        x = lo + (hi - lo) / n * (np.arange(n) + 0.5)
+        return x, np.exp(-0.5 * ((x - m) / s0) ** 2) * ((hi - lo) / n / (s0 * math.sqrt(2 * math.pi)))
+    atoms = np.array([ndtr((-R - m) / s0), ndtr((m - R) / s0)])
+    lo, hi = max(lo, -R), min(hi, R)
+    if hi <= lo:
+        return np.array([-R, R]), atoms
+    n = max(1, math.ceil((hi - lo) / min(grid.h, s0 / 8)))
+    e = np.linspace(lo, hi, n + 1)
+    z1, z2 = (e[:-1] - m) / s0, (e[1:] - m) / s0
+    w = np.where(z1 >= 0, ndtr(-z1) - ndtr(-z2), ndtr(z2) - ndtr(z1))
+    return np.concatenate([(e[:-1] + e[1:]) / 2, [-R, R]]), np.concatenate([w, atoms])
+
+
+def _law(proc: Process, grid: _Grid) -> np.ndarray:
+    """State vector (cell masses, then the atoms at -R, +R if projected) of theta_K."""
+    src, w = _start(proc, grid)
+    state = _kernel(grid, src, proc.drifts[0], proc.noise_sd) @ w
+    cache: dict[int, sparse.csc_array] = {}
+    for T in proc.drifts[1:]:
+        if id(T) not in cache:
+            cache[id(T)] = _kernel(grid, grid.points, T, proc.noise_sd)
+        state = cache[id(T)] @ state
+    return state
+
+
+def _moment_window(procs: Sequence[Process], alpha: float | None) -> tuple[float, float]:
+    """Initial window: mean +- _COVER sd of every iterate (linearised moments), and of the Rényi tilt centres."""
+    tracks = []
+    for p in procs:
+        m, v, track = p.start_mean, p.start_sd**2, [(p.start_mean, p.start_sd)]
+        for T in p.drifts:
+            d = 1e-5 * (1 + abs(m))
+            x = np.array([m - d, m, m + d])
+            y = _drift(T, x)
+            m, v = float(y[1]), float(((y[2] - y[0]) / (2 * d)) ** 2 * v + p.noise_sd**2)
+            track.append((m, math.sqrt(v)))
+        tracks.append(track)
+    spans = [(m - _COVER * s, m + _COVER * s) for tr in tracks for m, s in tr]
+    if alpha is not None:
+        for (m1, s1), (m2, s2) in zip(tracks[0], tracks[1], strict=False):
+            c, s = alpha * m1 + (1 - alpha) * m2, max(s1, s2)
+            spans.append((c - _COVER * s, c + _COVER * s))
+    return min(a for a, _ in spans), max(b for _, b in spans)
+
+
+def _log_terms(w1: np.ndarray, w2: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """log(w1^a w2^(1-a)) entrywise (-inf where w1 = 0), and the mask where w2 underflowed under w1 > 0."""
+    bad = (w1 > 0) & (w2 <= 0)
+    ok = (w1 > 0) & (w2 > 0)
+    t = np.full(w1.shape, -np.inf)
+    t[ok] = alpha * np.log(w1[ok]) + (1 - alpha) * np.log(w2[ok])
+    return t, bad
+
+
+def _renyi_value(w1: np.ndarray, w2: np.ndarray, alpha: float, n_cells: int) -> float:
+    """log(sum over cells and atoms of w1^a w2^(1-a)) / (a - 1); atoms compared as counting measure.
+
+    Where w2 underflowed below w1 > 0 the term is unknown: it is dropped only if the tilt terms next to such
+    cells are negligible (tilt decaying outwards), else a ParameterError is raised.
+    """
+    t, bad = _log_terms(w1, w2, alpha)
+    if bad[n_cells:].any():
+        raise ParameterError(f"alpha={alpha:g}: an atom of the second law underflowed; the grid cannot resolve it")
+    total = float(logsumexp(t))
+    if bad.any():
+        cells = t[:n_cells]
+        near = np.zeros(n_cells, dtype=bool)
+        near[:-1] |= bad[1:n_cells]
+        near[1:] |= bad[:n_cells - 1]
+        if np.any(cells[near] > total + _NEGLIGIBLE_LOG):
+            raise ParameterError(f"alpha={alpha:g} is too large for the float64 grid: the second law underflows "
+                                 "where the Rényi tilt is not negligible")
+    return total / (alpha - 1)
+
+
+def _edges_ok(grid: _Grid, laws: Sequence[np.ndarray], alpha: float | None, s: float) -> tuple[bool, bool]:
+    """Whether the lower / upper window edge (4 noise sds) carries negligible mass and Rényi tilt."""
+    k = min(grid.n, math.ceil(4 * s / grid.h))
+    sides = []
+    for sl in (slice(0, k), slice(grid.n - k, grid.n)):
+        ok = all(float(np.sum(w[sl])) <= _EDGE_MASS for w in laws)
+        if alpha is not None:
+            t, _ = _log_terms(laws[0], laws[1], alpha)
+            ok = ok and float(logsumexp(t[sl])) <= float(logsumexp(t)) + _NEGLIGIBLE_LOG
+        sides.append(ok)
+    return sides[0], sides[1]
+
+
+def _grids(procs: Sequence[Process], alpha: float | None,
+           h: float | None) -> tuple[_Grid, list[np.ndarray], _Grid]:
+    """The coarse grid (window widened until its edges are negligible), the laws on it, and its h/2 refinement."""
+    R = procs[0].R
+    if any(p.R != R for p in procs):
+        raise ParameterError("both processes must use the same constraint radius R")
+    s = min(p.noise_sd for p in procs)
+    if h is None:
+        h = s / 4 if R is None else min(s / 10, R / 20)
+    elif not (math.isfinite(h) and h > 0):
+        raise ParameterError(f"grid step h must be a finite number > 0, got {h}")
+    if R is not None:
+        grid = _Grid.make(-R, R, h, R)
+        return grid, [_law(p, grid) for p in procs], _Grid.make(-R, R, h / 2, R)
+    lo, hi = _moment_window(procs, alpha)
+    for _ in range(8):
+        grid = _Grid.make(lo, hi, h, None)
+        laws = [_law(p, grid) for p in procs]
+        low_ok, high_ok = _edges_ok(grid, laws, alpha, s)
+        if low_ok and high_ok:
+            return grid, laws, _Grid.make(lo, hi, h / 2, None)
+        width = hi - lo
+        lo, hi = lo - (0 if low_ok else width / 2), hi + (0 if high_ok else width / 2)
+    raise ParameterError("could not find a grid window with negligible edges (the laws may not be tight)")
+
+
+def _truth(coarse: float, fine: float, safety: float, detail: str) -> Truth:
+    err = abs(fine - coarse)
+    pad = safety * err + _REL_FLOOR * abs(fine) + _ABS_FLOOR
+    return Truth(fine, fine - pad, fine + pad, Method.GRID, f"{detail}; |v(h) - v(h/2)| = {err:.2e}, "
+                                                            f"interval = {safety:g} x that + float floor")
+
+
+def _check_safety(safety: float) -> None:
+    if not (math.isfinite(safety) and safety >= 1):
+        raise ParameterError(f"safety multiple must be a finite number >= 1, got {safety}")
+
+
+def grid_renyi(p: Process, p_prime: Process, alpha: float, h: float | None = None, safety: float = 4.0) -> Truth:
+    """R_alpha(law of theta_K under p || under p_prime) by transfer-matrix propagation (method GRID).
+
+    Default h: s/8 unconstrained, min(s, 2R)/40 projected (s = per-step noise sd); value at h/2, error
+    |v(h) - v(h/2)|, interval value +- safety x error.
+    """
+    if math.isnan(alpha) or not 1 < alpha < math.inf:
+        raise ParameterError(f"Rényi order alpha must be a finite number > 1, got {alpha}")
+    _check_safety(safety)
+    coarse, laws, fine = _grids([p, p_prime], alpha, h)
+    values = [_renyi_value(*laws, alpha, coarse.n),
+              _renyi_value(_law(p, fine), _law(p_prime, fine), alpha, fine.n)]
+    kind = f"R = {fine.R:g}, two atoms" if fine.R is not None else "unconstrained"
+    detail = (f"1-D transfer matrix, {kind}, window [{fine.lo:.4g}, {fine.lo + fine.n * fine.h:.4g}], "
+              f"{fine.n} cells at h/2 = {fine.h:.3g}")
+    return _truth(values[0], values[1], safety, f"R_alpha, alpha={alpha:g}: {detail}")
+
+
+def grid_expectation(p: Process, f: Callable[[np.ndarray], np.ndarray], h: float | None = None,
+                     safety: float = 4.0) -> Truth:
+    """E[f(theta_K)] for a vectorised f (e.g. the loss, for excess risk) by transfer-matrix propagation (GRID)."""
+    _check_safety(safety)
+    coarse, (law,), fine = _grids([p], None, h)
+    values = []
+    for grid, w in ((coarse, law), (fine, _law(p, fine))):
+        fx = np.asarray(f(grid.points), dtype=float)
+        if fx.shape != grid.points.shape or not np.all(np.isfinite(fx)):
+            raise ParameterError("f must be vectorised and finite on the grid")
+        values.append(float(w @ fx))
+    detail = f"1-D transfer matrix, {fine.n} cells at h/2 = {fine.h:.3g}"
+    return _truth(values[0], values[1], safety, f"E f(theta_K): {detail}")
