@@ -52,7 +52,7 @@ def isotropic_mean_gap(eta, lam, S, n, K) -> mpmath.mpf:
     """|E theta_K(D) - E theta_K(D')| = (1 - m^K) S / (lam n), S = ||grad sum difference|| (= lam ||x1 - x1'||)."""
     eta, lam, S = map(mpmath.mpf, (eta, lam, S))
     m = 1 - eta * lam
-    return (1 - m**K) * S / (lam * n)
+    return abs(1 - m**K) * S / (lam * n)
 
 
 def isotropic_renyi(alpha, sigma, eta, n, K, S, lam, start_var) -> mpmath.mpf:
