@@ -6,6 +6,7 @@ import pytest
 import sympy as sp
 
 import verify
+import verify.catalog
 from verify import AssumptionError, ParameterError, Quantity, UnknownIdError
 from verify.model import Assumption, condition_holds
 from verify.symbols import eta, lam, sigma, start_var
@@ -59,7 +60,7 @@ def test_conditions_combine():
 
 def test_every_catalog_entry_is_well_formed():
     for t in verify.CATALOG.values():
-        assert t.id.split(".")[0] in ("chourasia2021",)
+        assert t.id.split(".")[0] in verify.catalog.PAPERS
         assert t.source.seed and t.source.result and t.applications
         for app in t.applications:
             fam = verify.family(app.family)

@@ -8,6 +8,8 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import mpmath
+
 from verify.errors import AssumptionError, ParameterError
 from verify.families import family as get_family
 from verify.model import Application, Direction, FromFamily, Theorem, check_declared_domain, evaluate
@@ -45,6 +47,13 @@ def _margin(direction: Direction, bound: float, truth: float) -> float:
     return -abs(bound - truth) / scale
 
 
+def _real(value, name: str, theorem: Theorem):
+    """A derived value, kept in full precision; complex or NaN values are parameter errors."""
+    if isinstance(value, mpmath.mpc) or mpmath.isnan(value):
+        raise ParameterError(f"{theorem.id}: {name} is not a real number at this point ({value})")
+    return value
+
+
 def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> tuple[dict, dict]:
     """Family parameters and theorem-symbol values at a point: defaults filled, symbols bound, all checked."""
     fam = get_family(app.family)
@@ -65,7 +74,7 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
         check_declared_domain(theorem.id, declared[k], v)
     for name, expr in app.defaults.items():
         if name not in values:
-            values[name] = float(evaluate(expr, values))
+            values[name] = _real(evaluate(expr, values), name, theorem)
     family_params = fam.validate(theorem.quantity, {k: v for k, v in values.items()
                                                     if k in fam.parameter_names(theorem.quantity)})
     for name, target in app.bind.items():
@@ -73,7 +82,7 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
             needed = {k: v for k, v in values.items() if k in fam.parameter_names(target.quantity)}
             values[name] = fam.truth(target.quantity, **needed).value
         else:
-            values[name] = float(evaluate(target, values))
+            values[name] = _real(evaluate(target, values), name, theorem)
     theorem.check_assumptions(values)
     return family_params, values
 
@@ -115,16 +124,43 @@ def check_point(theorem: Theorem, app: Application, params: Mapping[str, float],
     verdict = decide(theorem.direction, bound, truth)
     ratio = bound / truth.value if truth.value != 0 and math.isfinite(truth.value) else None
     used = {s.name for s in theorem.symbols if s.name in values}
-    inputs = {k: values[k] for k in sorted(set(family_params) | set(params))}
+    inputs = {k: float(values[k]) for k in sorted(set(family_params) | set(params))}
     extra = tuple(c for c in (_companion(o, app.family, inputs, truth) for o in companions) if c is not None)
     return PointResult(theorem.id, app.family, inputs, bound, truth, verdict,
-                       _margin(theorem.direction, bound, truth.value), ratio, {k: values[k] for k in sorted(used)},
-                       extra)
+                       _margin(theorem.direction, bound, truth.value), ratio,
+                       {k: float(values[k]) for k in sorted(used)}, extra)
+
+
+@dataclass(frozen=True)
+class SkippedPoint:
+    """A grid point outside the theorem's assumptions, with the assumption that excluded it."""
+
+    params: dict[str, float]
+    assumption: str
+
+    def to_dict(self) -> dict:
+        return {"params": self.params, "assumption": self.assumption}
+
+
+@dataclass(frozen=True)
+class PointError:
+    """A grid point whose check failed with an error other than an excluded assumption."""
+
+    params: dict[str, float]
+    error: str  # exception class name, e.g. ParameterError
+    message: str
+
+    def to_dict(self) -> dict:
+        return {"params": self.params, "error": self.error, "message": self.message}
 
 
 @dataclass(frozen=True)
 class ApplicationResult:
-    """A theorem checked over the default grid of one application."""
+    """A theorem checked over the default grid of one application.
+
+    `verdict` aggregates the points that could be checked; a result with `errors` has no verdict (its
+    `status` is "ERROR") and never counts as expected.
+    """
 
     theorem: str
     family: str
@@ -133,10 +169,17 @@ class ApplicationResult:
     points: tuple[PointResult, ...]
     skipped: int  # grid points outside the theorem's assumptions
     seconds: float
+    skipped_points: tuple[SkippedPoint, ...] = ()
+    errors: tuple[PointError, ...] = ()
+
+    @property
+    def status(self) -> str:
+        """The verdict's name, or "ERROR" when some grid point failed with an error."""
+        return "ERROR" if self.errors else self.verdict.value
 
     @property
     def as_expected(self) -> bool:
-        return self.verdict is self.expected
+        return not self.errors and self.verdict is self.expected
 
     @property
     def ratios(self) -> list[float]:
@@ -150,6 +193,13 @@ class ApplicationResult:
     def count(self, verdict: Verdict) -> int:
         return sum(p.verdict is verdict for p in self.points)
 
+    def skipped_by(self) -> dict[str, int]:
+        """How many grid points each assumption excluded."""
+        out: dict[str, int] = {}
+        for s in self.skipped_points:
+            out[s.assumption] = out.get(s.assumption, 0) + 1
+        return dict(sorted(out.items()))
+
     def to_dict(self) -> dict:
         ratios = self.ratios
         worst = self.worst
@@ -157,17 +207,27 @@ class ApplicationResult:
             "theorem": self.theorem,
             "family": self.family,
             "expected": self.expected.value,
-            "verdict": self.verdict.value,
+            "verdict": self.status,
             "as_expected": self.as_expected,
             "n_points": len(self.points),
             "n_skipped": self.skipped,
+            "n_errors": len(self.errors),
             "counts": {v.value: self.count(v) for v in Verdict},
             "ratio_min": min(ratios) if ratios else None,
             "ratio_max": max(ratios) if ratios else None,
-            "worst": worst.to_dict() if worst else None,
+            "worst": _point_dict(worst) if worst else None,
+            "counterexample": _point_dict(worst) if worst and worst.verdict is Verdict.VIOLATED else None,
+            "skipped_by": self.skipped_by(),
+            "skipped_points": [s.to_dict() for s in self.skipped_points],
+            "errors": [e.to_dict() for e in self.errors],
             "seconds": self.seconds,
-            "points": [p.to_dict() for p in self.points],
+            "points": [_point_dict(p) for p in self.points],
         }
+
+
+def _point_dict(p: PointResult) -> dict:
+    lower = p.lower
+    return {**p.to_dict(), "lower": lower.to_dict() if lower else None}
 
 
 def aggregate(points: list[PointResult]) -> Verdict:
@@ -185,13 +245,20 @@ def grid_points(app: Application) -> list[dict[str, float]]:
 
 
 def check_application(theorem: Theorem, app: Application, companions: Sequence[Theorem] = ()) -> ApplicationResult:
-    """Check `theorem` over the default grid of `app`; points outside its assumptions are skipped."""
+    """Check `theorem` over the default grid of `app`.
+
+    Points outside its assumptions are skipped and recorded with the assumption that excluded them; a point
+    whose check raises any other exception (e.g. a ParameterError from an undefined bound) is recorded as an
+    error, which makes the result verdict-less ("ERROR") instead of crashing the run.
+    """
     start = time.perf_counter()
-    points, skipped = [], 0
+    points, skipped, errors = [], [], []
     for params in grid_points(app):
         try:
             points.append(check_point(theorem, app, params, companions))
-        except AssumptionError:
-            skipped += 1
-    return ApplicationResult(theorem.id, app.family, app.expected, aggregate(points), tuple(points), skipped,
-                             time.perf_counter() - start)
+        except AssumptionError as err:
+            skipped.append(SkippedPoint(params, err.assumption))
+        except Exception as err:  # noqa: BLE001 - any failure becomes an error entry, never a crash
+            errors.append(PointError(params, type(err).__name__, str(err)))
+    return ApplicationResult(theorem.id, app.family, app.expected, aggregate(points), tuple(points), len(skipped),
+                             time.perf_counter() - start, tuple(skipped), tuple(errors))

@@ -20,7 +20,7 @@ class AssumptionError(VerifyError, ValueError):
         self.owner = owner
         self.assumption = name
         self.condition = condition
-        self.values = dict(values)
+        self.values = {k: float(v) for k, v in values.items()}
         shown = ", ".join(f"{k}={v:g}" for k, v in sorted(self.values.items()))
         text = f"{owner}: assumption '{name}' ({condition}) fails at {shown}"
         if why:

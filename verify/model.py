@@ -21,7 +21,7 @@ from verify.errors import AssumptionError, ParameterError
 from verify.results import Truth, Verdict
 
 PRECISION_DPS = 50  # digits used to evaluate bounds and assumptions
-_EQ_RTOL = 1e-12  # equality assumptions compare floats within this relative tolerance
+_REL_TOL = 1e-12  # the two sides of an assumption's relation are 'equal' within this relative tolerance
 
 
 class Direction(str, Enum):
@@ -39,6 +39,7 @@ class Quantity(str, Enum):
     DP_EPSILON = "dp_epsilon"  # smallest eps with (eps, delta)-DP for the pair, at the given delta
     EXCESS_RISK = "excess_risk"  # E[L_D(theta_K)] - min L_D  (utility)
     LSI_CONSTANT = "lsi_constant"  # largest c such that every tracing-diffusion marginal is c-LSI
+    SHIFTED_RENYI = "shifted_renyi"  # D_alpha^{(z)}: Rényi divergence after moving the first law by <= z in W_inf
 
     @property
     def kind(self) -> str:
@@ -93,11 +94,11 @@ def condition_holds(cond: sp.Basic, values: Mapping[str, float]) -> bool:
         return not condition_holds(cond.args[0], values)
     if isinstance(cond, sp.Rel):
         lhs, rhs = evaluate(cond.lhs, values), evaluate(cond.rhs, values)
-        if isinstance(cond, (sp.Eq, sp.Ne)):
-            equal = abs(lhs - rhs) <= _EQ_RTOL * max(1, abs(lhs), abs(rhs))
-            return equal if isinstance(cond, sp.Eq) else not equal
-        ops = {sp.StrictLessThan: lhs < rhs, sp.LessThan: lhs <= rhs,
-               sp.StrictGreaterThan: lhs > rhs, sp.GreaterThan: lhs >= rhs}
+        # sides equal within _REL_TOL count as equal: float inputs and derived values are not exact
+        if abs(lhs - rhs) <= _REL_TOL * max(1, abs(lhs), abs(rhs)):
+            return isinstance(cond, (sp.Eq, sp.LessThan, sp.GreaterThan))
+        ops = {sp.Eq: False, sp.Ne: True, sp.StrictLessThan: lhs < rhs, sp.LessThan: lhs < rhs,
+               sp.StrictGreaterThan: lhs > rhs, sp.GreaterThan: lhs > rhs}
         return bool(ops[type(cond)])
     raise TypeError(f"not a condition: {cond!r}")
 
@@ -166,6 +167,7 @@ class Family:
     facts: frozenset[str]
     truths: Mapping[Quantity, TruthFn]
     method: str  # how the truth is obtained, in words
+    constraints: tuple[Assumption, ...] = ()  # conditions linking parameters, e.g. 1 <= t <= n
 
     def parameter_names(self, quantity: Quantity = Quantity.RENYI) -> tuple[str, ...]:
         return self._names[quantity]
@@ -197,10 +199,16 @@ class Family:
             out[p.name] = value
             check_declared_domain(f"family {self.name}", p.symbol, value)
             Assumption(f"domain of {p.name}", p.domain, p.description).check(f"family {self.name}", out)
+        for c in self.constraints:
+            if all(s.name in out for s in c.condition.free_symbols):
+                c.check(f"family {self.name}", out)
         return out
 
-    def truth(self, quantity: Quantity | str = Quantity.RENYI, **params: float) -> Truth:
-        """The ground truth of `quantity` at `params` (validated first)."""
+    def truth(self, quantity: Quantity | str | None = None, **params: float) -> Truth:
+        """The ground truth of `quantity` (default: renyi, or the family's only quantity) at `params`."""
+        if quantity is None:
+            quantity = Quantity.RENYI if Quantity.RENYI in self.truths or len(self.truths) != 1 else next(
+                iter(self.truths))
         quantity = Quantity(quantity)
         return self.truth_validated(quantity, self.validate(quantity, params))
 

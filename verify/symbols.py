@@ -33,3 +33,15 @@ eps_p = sp.Symbol("eps_p", positive=True)  # epsilon' of an RDP guarantee
 eps_rdp = sp.Symbol("eps_rdp", nonnegative=True)  # an RDP level fed to a conversion
 delta = sp.Symbol("delta", positive=True)
 E0 = sp.Symbol("E0", nonnegative=True)  # E||theta_0 - theta*||^2
+# one-pass / multi-epoch SGD (Feldman et al. 2018): index of the replaced record, gradient difference
+t = sp.Symbol("t", integer=True, positive=True)
+i = sp.Symbol("i", integer=True, positive=True)
+Delta = sp.Symbol("Delta", nonnegative=True)  # sup_w ||grad f(w, x_t) - grad f(w, x_t')||
+# contractive noisy iterations: start distance, contraction factor, shift budgets
+D0 = sp.Symbol("D0", nonnegative=True)
+kappa = sp.Symbol("kappa", real=True)  # slope of an affine contraction x -> kappa x + b
+s = sp.Symbol("s", positive=True)  # standard deviation of a Gaussian pair
+gap = sp.Symbol("gap", nonnegative=True)  # distance between the means of a Gaussian pair
+z = sp.Symbol("z", nonnegative=True)  # shift of the shifted Rényi divergence
+a = sp.Symbol("a", nonnegative=True)  # shift spent in a reduction step (Lemma 20)
+db = sp.Symbol("db", real=True)  # offset between two affine maps

@@ -5,8 +5,8 @@ from __future__ import annotations
 import mpmath
 import sympy as sp
 
+from verify.families._exact import exact
 from verify.model import Family, Parameter, Quantity
-from verify.results import Truth
 from verify.symbols import K, S, alpha, d, delta, dist, eta, lam, n, sigma, start_var
 from verify.truth.gaussian import gaussian_dp_epsilon
 from verify.truth.noisy_gd_gaussian import (
@@ -17,16 +17,7 @@ from verify.truth.noisy_gd_gaussian import (
     isotropic_variance,
 )
 
-_DPS = 50
 _HOW = "closed form of the Gaussian law (mean/variance recursion solved exactly), mpmath 50 digits"
-
-
-def _exact(fn, detail: str):
-    def truth(**p: float) -> Truth:
-        with mpmath.workdps(_DPS):
-            return Truth.exact(float(fn(**p)), detail)
-
-    return truth
 
 
 def _renyi(alpha, sigma, eta, n, K, S, lam, start_var):
@@ -71,10 +62,10 @@ NOISY_GD_QUADRATIC = Family(
     ),
     facts=frozenset({"quadratic_loss", "unconstrained", "replace_one", "gaussian_start", "shared_start"}),
     truths={
-        _R: _exact(_renyi, _HOW),
-        _DP: _exact(_dp_epsilon, "tight (eps, delta) of the Gaussian pair (Balle-Wang), bisection at 50 digits"),
-        _LSI: _exact(_lsi, "1/max_t variance of the Gaussian tracing-diffusion marginals, 50 digits"),
-        _RISK: _exact(_risk, "lam/2 (m^{2K} dist^2 + d v_K) from the exact Gaussian law, 50 digits"),
+        _R: exact(_renyi, _HOW),
+        _DP: exact(_dp_epsilon, "tight (eps, delta) of the Gaussian pair (Balle-Wang), bisection at 50 digits"),
+        _LSI: exact(_lsi, "1/max_t variance of the Gaussian tracing-diffusion marginals, 50 digits"),
+        _RISK: exact(_risk, "lam/2 (m^{2K} dist^2 + d v_K) from the exact Gaussian law, 50 digits"),
     },
     method=_HOW,
 )

@@ -1,0 +1,143 @@
+"""Feldman, Mironov, Talwar, Thakurta (FOCS 2018), "Privacy Amplification by Iteration" (seed 001).
+
+Symbols: sigma is the std of the noise added to each *gradient* (iterate noise eta*sigma); L the Lipschitz
+constant (gradient sensitivity 2L); Delta the gradient difference of the replaced record (<= 2L); t / i the
+1-based index of the replaced record; see shared/research/seed-001.md.
+"""
+
+from __future__ import annotations
+
+from sympy import Abs, Eq, Max
+
+from verify.model import Application, Assumption, Direction, Quantity, Source, Theorem, Variant
+from verify.results import Verdict
+from verify.symbols import D0, Delta, K, L, a, alpha, beta, eta, gap, i, kappa, lam, n, s, sigma, t, z
+
+SEED = "001_42e4c75025f5ccc0.txt"
+PAPER = "Feldman, Mironov, Talwar, Thakurta 2018, Privacy Amplification by Iteration"
+HOLDS, VIOLATED = Verdict.HOLDS, Verdict.VIOLATED
+
+
+def _src(result: str, equation: str = "") -> Source:
+    return Source(SEED, PAPER, result, equation)
+
+
+ORDER = Assumption("renyi_order", alpha > 1, "alpha > 1")
+STEP = Assumption("step_size", eta * beta <= 2, "eta <= 2/beta: the gradient step is contractive (Prop. 18)")
+LIPSCHITZ = Assumption("lipschitz", Delta <= 2 * L, "gradient difference <= 2L (L-Lipschitz losses)")
+CONTRACTIVE = Assumption("contractive", Abs(kappa) <= 1, "every map is 1-Lipschitz (Def. 16)")
+
+PNSGD_GRID = {"alpha": (1.5, 2.0, 10.0), "sigma": (0.5, 1.0, 4.0), "eta": (0.1, 0.5, 1.0, 1.5, 2.0),
+              "lam": (0.5, 1.0, 2.0), "n": (1, 2, 5, 10, 50), "t": (1, 2, 5, 10, 50), "Delta": (2.0,)}
+LINEAR_GRID = {"alpha": (1.5, 2.0, 10.0), "sigma": (0.5, 1.0, 4.0), "eta": (0.1, 1.0), "n": (1, 2, 5, 10, 50),
+               "t": (1, 2, 5, 10, 50), "L": (1.0,)}
+PNMSGD_GRID = {"alpha": (2.0, 10.0), "sigma": (0.5, 1.0), "eta": (0.1, 0.5, 1.0, 2.0), "lam": (0.5, 1.0),
+               "n": (1, 2, 3, 5, 10), "i": (1, 2, 3, 5, 10), "Delta": (2.0,)}
+CNI_GRID = {"alpha": (1.5, 2.0, 10.0), "sigma": (0.5, 1.0, 2.0), "K": (1, 2, 10, 100), "D0": (0.1, 1.0, 3.0),
+            "kappa": (-1.0, -0.5, 0.0, 0.5, 0.9, 1.0)}
+SHIFT_GRID = {"alpha": (2.0, 10.0), "s": (0.5, 1.0), "gap": (0.0, 0.5, 2.0), "z": (0.0, 0.3, 1.0)}
+
+ON_QUADRATIC = {"beta": lam, "L": Delta / 2}  # relaxed reading: the proof only uses the gradient difference
+ON_LINEAR = {"beta": 2 / eta, "Delta": 2 * L}  # linear losses are beta-smooth for every beta; the worst pair
+
+THM23 = alpha * 2 * L**2 / (sigma**2 * (n + 1 - t))
+
+THEOREMS = (
+    Theorem(
+        "feldman2018.definition10", "Gaussian shift divergence R_alpha(N(0, sigma^2 I), a)", _src("Definition 10"),
+        Variant.PRINTED, Direction.EXACT, Quantity.RENYI, alpha * a**2 / (2 * sigma**2),
+        (ORDER, Assumption("one_step", Eq(K, 1), "a single Gaussian noise addition")), frozenset(),
+        (Application("cni_affine", HOLDS, {**CNI_GRID, "K": (1,)}, bind={"a": Abs(kappa) * D0}),),
+        note="After one map the starts are |kappa| D0 apart, so the pair is N(0, sigma^2) vs N(a, sigma^2).",
+    ),
+    Theorem(
+        "feldman2018.theorem1", "Contractive noisy iteration, informal (as printed: no square)",
+        _src("Theorem 1 (Introduction)"), Variant.PRINTED, Direction.UPPER, Quantity.RENYI,
+        alpha * D0 / (2 * K * sigma**2), (ORDER, CONTRACTIVE), frozenset({"cni"}),
+        (Application("cni_affine", VIOLATED, CNI_GRID),),
+        note="The printed bound lacks the square on ||x_0 - x_0'||; it fails whenever D0 > 1 (research §2.2).",
+    ),
+    Theorem(
+        "feldman2018.theorem1.corrected", "Contractive noisy iteration, informal (with the square)",
+        _src("Theorem 1 (Introduction), from Theorem 22"), Variant.CORRECTED, Direction.UPPER, Quantity.RENYI,
+        alpha * D0**2 / (2 * K * sigma**2), (ORDER, CONTRACTIVE), frozenset({"cni"}),
+        (Application("cni_affine", HOLDS, CNI_GRID),),
+        note="Exact for identity maps (kappa = 1): the paper's 'tight with no loss in constants'.",
+    ),
+    Theorem(
+        "feldman2018.lemma20", "Shift reduction", _src("Lemma 20"), Variant.PRINTED, Direction.UPPER,
+        Quantity.SHIFTED_RENYI, alpha * Max(0, gap - z - a) ** 2 / (2 * s**2) + alpha * a**2 / (2 * sigma**2),
+        (ORDER,), frozenset({"gaussian_noise"}),
+        (Application("shift_reduction_gaussian", HOLDS,
+                     {**SHIFT_GRID, "sigma": (0.5, 2.0), "a": (0.0, 0.25, 0.5, 1.0, 2.0)}),),
+        note="D^(z+a)(mu||nu) is written in its Gaussian closed form; R_alpha(zeta, a) = alpha a^2/(2 sigma^2).",
+    ),
+    Theorem(
+        "feldman2018.lemma20.optimal_a", "Shift reduction at the optimal shift a* = (gap - z) sigma^2/(s^2 + sigma^2)",
+        _src("Lemma 20 (Gaussian optimum)"), Variant.DERIVED, Direction.EXACT, Quantity.SHIFTED_RENYI,
+        alpha * Max(0, gap - z - a) ** 2 / (2 * s**2) + alpha * a**2 / (2 * sigma**2), (ORDER,),
+        frozenset({"gaussian_noise"}),
+        (Application("shift_reduction_gaussian", HOLDS, {**SHIFT_GRID, "sigma": (0.5, 2.0)},
+                     bind={"a": Max(0, gap - z) * sigma**2 / (s**2 + sigma**2)}),),
+        note="Lemma 20 is tight on Gaussians: equality at a* (Cauchy-Schwarz).",
+    ),
+    Theorem(
+        "feldman2018.lemma21", "Contraction reduces the shifted divergence", _src("Lemma 21"), Variant.PRINTED,
+        Direction.UPPER, Quantity.SHIFTED_RENYI, alpha * Max(0, gap - z) ** 2 / (2 * s**2), (ORDER, CONTRACTIVE),
+        frozenset(),
+        (Application("contraction_gaussian", HOLDS,
+                     {**SHIFT_GRID, "kappa": (-1.0, -0.5, 0.3, 0.9, 1.0), "db": (-1.0, 0.0, 0.5, 2.0)}),),
+        note="Right side D^(z)(X || X') in closed form for X ~ N(gap, s^2), X' ~ N(0, s^2).",
+    ),
+    Theorem(
+        "feldman2018.lemma21.expansive", "Lemma 21 applied to expansive maps (|kappa| > 1)",
+        _src("Lemma 21, without contractivity"), Variant.MISAPPLIED, Direction.UPPER, Quantity.SHIFTED_RENYI,
+        alpha * Max(0, gap - z) ** 2 / (2 * s**2),
+        (ORDER, Assumption("expansive", Abs(kappa) > 1, "|kappa| > 1")), frozenset(),
+        (Application("contraction_gaussian", VIOLATED,
+                     {**SHIFT_GRID, "kappa": (-2.0, 1.5, 3.0), "db": (-1.0, 0.0, 0.5)}),),
+        note="Contractivity is necessary: an expansive map shrinks the relative shift.",
+    ),
+    Theorem(
+        "feldman2018.theorem23", "PNSGD per-index RDP", _src("Theorem 23"), Variant.PRINTED, Direction.UPPER,
+        Quantity.RENYI, THM23, (ORDER, STEP, LIPSCHITZ), frozenset({"replace_one_fixed_index", "convex", "smooth"}),
+        (Application("pnsgd_linear", HOLDS, LINEAR_GRID, bind=ON_LINEAR,
+                     note="Linear losses attain the bound at t = 1."),
+         Application("pnsgd_quadratic", HOLDS, PNSGD_GRID, bind=ON_QUADRATIC,
+                     note="Quadratics are not globally Lipschitz; L = Delta/2 is the gradient-difference reading "
+                          "that the proof uses (research §2.3).")),
+    ),
+    Theorem(
+        "feldman2018.theorem23.large_step", "Theorem 23 with a non-contractive step eta > 2/beta",
+        _src("Theorem 23, outside eta <= 2/beta"), Variant.MISAPPLIED, Direction.UPPER, Quantity.RENYI, THM23,
+        (ORDER, LIPSCHITZ, Assumption("step_size", eta * beta > 2, "eta > 2/beta")),
+        frozenset({"replace_one_fixed_index", "convex", "smooth"}),
+        (Application("pnsgd_quadratic", VIOLATED, {**PNSGD_GRID, "eta": (2.1, 2.5, 4.5), "lam": (1.0,)},
+                     bind=ON_QUADRATIC),),
+        note="The step-size condition is necessary: at eta*beta = 2.1, n = 2, t = 1 the exact value is 1.095x the "
+             "bound (research §3.1).",
+    ),
+    Theorem(
+        "feldman2018.lemma27", "Local RDP of PNSGD (one Gaussian mechanism per record)", _src("Lemma 27"),
+        Variant.PRINTED, Direction.UPPER, Quantity.RENYI, 2 * alpha * L**2 / sigma**2, (ORDER, LIPSCHITZ),
+        frozenset({"replace_one_fixed_index", "convex"}),
+        (Application("pnsgd_linear", HOLDS, LINEAR_GRID, bind=ON_LINEAR),
+         Application("pnsgd_quadratic", HOLDS, {**PNSGD_GRID, "eta": (0.1, 1.0, 2.0, 3.0)}, bind=ON_QUADRATIC)),
+        note="No smoothness or step-size condition; attained at n = 1.",
+    ),
+    Theorem(
+        "feldman2018.theorem35", "Multi-epoch PNSGD (PNMSGD), as printed", _src("Theorem 35 (Appendix B)"),
+        Variant.PRINTED, Direction.UPPER, Quantity.RENYI, 4 * alpha * L**2 / sigma**2, (ORDER, STEP, LIPSCHITZ),
+        frozenset({"replace_one_fixed_index", "convex", "smooth"}),
+        (Application("pnmsgd_quadratic", HOLDS, PNMSGD_GRID, bind=ON_QUADRATIC),),
+        note="Loose by a factor 2 at i = 1 (research §4 item 7).",
+    ),
+    Theorem(
+        "feldman2018.theorem35.proof", "Multi-epoch PNSGD, as the proof gives (per index i)",
+        _src("Theorem 35 (proof)"), Variant.PROOF, Direction.UPPER, Quantity.RENYI,
+        2 * alpha * L**2 / sigma**2 * ((n - 1) / n + 1 / (n - i + 1)), (ORDER, STEP, LIPSCHITZ),
+        frozenset({"replace_one_fixed_index", "convex", "smooth"}),
+        (Application("pnmsgd_quadratic", HOLDS, PNMSGD_GRID, bind=ON_QUADRATIC),),
+        note="a_t = 2 eta L/n between uses and 2 eta L/(n-i+1) after the last use; exact at i = 1 when |c| = 1.",
+    ),
+)
