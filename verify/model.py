@@ -39,11 +39,14 @@ class Quantity(str, Enum):
     DP_EPSILON = "dp_epsilon"  # smallest eps with (eps, delta)-DP for the pair, at the given delta
     EXCESS_RISK = "excess_risk"  # E[L_D(theta_K)] - min L_D  (utility)
     LSI_CONSTANT = "lsi_constant"  # largest c such that every tracing-diffusion marginal is c-LSI
+    AVG_GRAD_SQ = "avg_grad_norm_sq"  # (1/K) sum_k E||grad f(x_k)||^2 (utility, non-convex)
+    AVG_EXCESS_RISK = "avg_excess_risk"  # (1/K) sum_k E[f(x_k)] - min f (utility, ergodic)
     SHIFTED_RENYI = "shifted_renyi"  # D_alpha^{(z)}: Rényi divergence after moving the first law by <= z in W_inf
 
     @property
     def kind(self) -> str:
-        return "utility" if self is Quantity.EXCESS_RISK else "privacy"
+        utility = (Quantity.EXCESS_RISK, Quantity.AVG_GRAD_SQ, Quantity.AVG_EXCESS_RISK)
+        return "utility" if self in utility else "privacy"
 
 
 class Variant(str, Enum):

@@ -47,8 +47,9 @@ class Truth:
     @classmethod
     def exact(cls, value: float, detail: str, rel: float = 1e-15) -> Truth:
         """An exact value computed in high precision; `rel` covers rounding to float."""
-        pad = abs(value) * rel
-        return cls(float(value), float(value) - pad, float(value) + pad, Method.EXACT, detail)
+        value = float(value)
+        pad = abs(value) * rel if math.isfinite(value) else 0.0  # +inf: beyond float range, still exact
+        return cls(value, value - pad, value + pad, Method.EXACT, detail)
 
     def to_dict(self) -> dict:
         d = asdict(self)

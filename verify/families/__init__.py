@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from verify.errors import UnknownIdError
-from verify.families.noisy_gd import NOISY_GD_QUADRATIC
+from verify.families.noisy_gd import NOISY_GD_QUADRATIC, NOISY_GD_SUM_QUADRATIC
 from verify.families.pnsgd import CNI_AFFINE, PNMSGD_QUADRATIC, PNSGD_LINEAR, PNSGD_QUADRATIC
 from verify.families.shifted import CONTRACTION_GAUSSIAN, SHIFT_REDUCTION_GAUSSIAN
 from verify.model import Family
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
-    NOISY_GD_QUADRATIC, PNSGD_QUADRATIC, PNSGD_LINEAR, PNMSGD_QUADRATIC, CNI_AFFINE, SHIFT_REDUCTION_GAUSSIAN,
-    CONTRACTION_GAUSSIAN,
+    NOISY_GD_QUADRATIC, NOISY_GD_SUM_QUADRATIC, PNSGD_QUADRATIC, PNSGD_LINEAR, PNMSGD_QUADRATIC, CNI_AFFINE,
+    SHIFT_REDUCTION_GAUSSIAN, CONTRACTION_GAUSSIAN,
 )}
 
 

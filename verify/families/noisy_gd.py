@@ -15,6 +15,9 @@ from verify.truth.noisy_gd_gaussian import (
     isotropic_mean_gap,
     isotropic_renyi,
     isotropic_variance,
+    sum_gd_avg_excess,
+    sum_gd_avg_grad_sq,
+    sum_gd_renyi,
 )
 
 _HOW = "closed form of the Gaussian law (mean/variance recursion solved exactly), mpmath 50 digits"
@@ -68,4 +71,49 @@ NOISY_GD_QUADRATIC = Family(
         _RISK: exact(_risk, "lam/2 (m^{2K} dist^2 + d v_K) from the exact Gaussian law, 50 digits"),
     },
     method=_HOW,
+)
+
+
+def _sum_renyi(alpha, sigma, eta, n, K, S, lam):
+    return sum_gd_renyi(alpha, sigma, eta, n, lam, int(K), S)
+
+
+def _sum_dp(sigma, eta, n, K, S, lam, delta):
+    # equal-variance Gaussian pair: R_2 = mu^2 where mu is the Mahalanobis distance
+    return gaussian_dp_epsilon(delta, mpmath.sqrt(sum_gd_renyi(2, sigma, eta, n, lam, int(K), S)))
+
+
+_UTIL = (Quantity.AVG_GRAD_SQ, Quantity.AVG_EXCESS_RISK)
+_SUM_HOW = "closed form of the Gaussian iterates (geometric sums), mpmath 50 digits"
+
+NOISY_GD_SUM_QUADRATIC = Family(
+    name="noisy_gd_sum_quadratic",
+    description=(
+        "NoisyGD as in Wang's lecture notes (eq. 12.1, descent sign): "
+        "x <- x - eta*(sum_i grad l_i(x) + N(0, sigma^2 I)) on l_i = (lam/2)||x - x_i||^2 over R^d from a fixed "
+        "x_1 at distance dist from the minimiser; one record changes the summed gradient by S "
+        "(the sensitivity L of the notes)."
+    ),
+    parameters=(
+        Parameter(alpha, alpha > 1, "Rényi order", quantities=(_R,)),
+        Parameter(sigma, sigma > 0, "std of the noise added to the summed gradient"),
+        Parameter(eta, eta > 0, "step size"),
+        Parameter(n, n >= 1, "dataset size", integer=True),
+        Parameter(K, K >= 1, "number of iterations T", integer=True),
+        Parameter(S, S >= 0, "sensitivity of the summed gradient", quantities=(_R, _DP)),
+        Parameter(lam, lam > 0, "per-record curvature (each l_i is lam-smooth and lam-strongly convex)"),
+        Parameter(delta, sp.And(delta > 0, delta < 1), "delta of (eps, delta)-DP", quantities=(_DP,)),
+        Parameter(d, d >= 1, "dimension", integer=True, quantities=_UTIL),
+        Parameter(dist, dist >= 0, "||x_1 - argmin f||", quantities=_UTIL),
+    ),
+    facts=frozenset({"quadratic_loss", "unconstrained", "replace_one", "fixed_start"}),
+    truths={
+        _R: exact(_sum_renyi, _SUM_HOW),
+        _DP: exact(_sum_dp, "tight (eps, delta) of the Gaussian output pair, bisection/Newton at 50 digits"),
+        Quantity.AVG_GRAD_SQ: exact(lambda sigma, eta, n, K, lam, d, dist: sum_gd_avg_grad_sq(
+            eta, sigma, n, lam, int(K), int(d), dist), _SUM_HOW),
+        Quantity.AVG_EXCESS_RISK: exact(lambda sigma, eta, n, K, lam, d, dist: sum_gd_avg_excess(
+            eta, sigma, n, lam, int(K), int(d), dist), _SUM_HOW),
+    },
+    method=_SUM_HOW,
 )

@@ -7,7 +7,7 @@ import sympy as sp
 
 from verify.families._exact import exact
 from verify.model import Assumption, Family, Parameter, Quantity
-from verify.symbols import D0, K, L, Delta, alpha, eta, i, kappa, lam, n, sigma, t
+from verify.symbols import D0, Delta, K, L, alpha, eta, i, kappa, lam, n, sigma, t
 from verify.truth.pnsgd_gaussian import cni_affine_renyi, pnmsgd_renyi, pnsgd_renyi
 
 _R = Quantity.RENYI

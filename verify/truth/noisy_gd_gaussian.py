@@ -76,3 +76,39 @@ def isotropic_excess_risk(sigma, eta, lam, start_var, K, d, dist) -> mpmath.mpf:
     m = 1 - eta * lam
     return lam / 2 * (m ** (2 * K) * mpmath.mpf(dist) ** 2
                                  + d * isotropic_variance(eta, sigma, lam, start_var, K))
+
+
+def sum_gd_moments(eta, sigma, n, lam, K):
+    """NoisyGD on the summed loss f = sum_i (lam/2)||x - x_i||^2 (Wang's lecture, eq. 12.1 with descent sign):
+    x_{k+1} = x_k - eta (grad f(x_k) + N(0, sigma^2 I)), so e_k = x_k - argmin f has
+    E e_k = m^(k-1) e_1 and per-coordinate variance v_k = eta^2 sigma^2 sum_{j<k-1} m^(2j), m = 1 - eta n lam.
+
+    Returns (m, sum_{k=1}^K m^(2(k-1)), sum_{k=1}^K v_k) for the ergodic averages over x_1..x_K.
+    """
+    eta, sigma, n, lam = map(mpmath.mpf, (eta, sigma, n, lam))
+    m = 1 - eta * n * lam
+    r = m**2
+    decay = _geometric(r, K)
+    noise = eta**2 * sigma**2 * (K * (K - 1) / 2 if r == 1 else (K - decay) / (1 - r))
+    return m, decay, noise
+
+
+def sum_gd_avg_grad_sq(eta, sigma, n, lam, K, d, dist) -> mpmath.mpf:
+    """(1/K) sum_{k=1}^K E||grad f(x_k)||^2 = (n lam)^2 (dist^2 S_m + d S_v)/K, x_1 fixed at distance dist."""
+    _, decay, noise = sum_gd_moments(eta, sigma, n, lam, K)
+    return (mpmath.mpf(n) * lam) ** 2 * (mpmath.mpf(dist) ** 2 * decay + d * noise) / K
+
+
+def sum_gd_avg_excess(eta, sigma, n, lam, K, d, dist) -> mpmath.mpf:
+    """(1/K) sum_{k=1}^K E[f(x_k) - f*] = (n lam / 2)(dist^2 S_m + d S_v)/K."""
+    _, decay, noise = sum_gd_moments(eta, sigma, n, lam, K)
+    return mpmath.mpf(n) * lam / 2 * (mpmath.mpf(dist) ** 2 * decay + d * noise) / K
+
+
+def sum_gd_renyi(alpha, sigma, eta, n, lam, K, S) -> mpmath.mpf:
+    """R_alpha of x_{K+1} when one record changes the summed gradient by S (constant for quadratics):
+    mean gap eta S sum_{j<K} m^j, variance eta^2 sigma^2 sum_{j<K} m^(2j)."""
+    alpha, sigma, eta, n, lam, S = map(mpmath.mpf, (alpha, sigma, eta, n, lam, S))
+    m = 1 - eta * n * lam
+    gap = eta * S * _geometric(m, K)
+    return alpha * gap**2 / (2 * eta**2 * sigma**2 * _geometric(m**2, K))

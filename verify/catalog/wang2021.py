@@ -1,0 +1,79 @@
+"""Wang (lecture notes, CS292A Fall 2021), "Lecture 12: NoisyGD and NoisySGD" (seed 002).
+
+The notes write the update with a plus sign (eq. 12.1); every check uses descent. L is the notes' global
+sensitivity of the summed gradient (our S on quadratic instances); sigma the std of the noise added to the
+summed gradient; T the number of iterations (our K); beta the per-record smoothness.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+from sympy import log, sqrt
+
+from verify.model import Application, Assumption, Direction, FromFamily, Quantity, Source, Theorem, Variant
+from verify.results import Verdict
+from verify.symbols import K, L, S, alpha, beta, d, delta, dist, eps_rdp, eta, lam, n, sigma
+
+SEED = "002_a35c13e02064c21b.txt"
+PAPER = "Wang 2021, CS292A Lecture 12: NoisyGD and NoisySGD (lecture notes)"
+FAMILY = "noisy_gd_sum_quadratic"
+rho = sp.Symbol("rho", nonnegative=True)
+HOLDS, VIOLATED = Verdict.HOLDS, Verdict.VIOLATED
+
+
+def _src(result: str, equation: str = "") -> Source:
+    return Source(SEED, PAPER, result, equation)
+
+
+ORDER = Assumption("renyi_order", alpha > 1, "alpha > 1")
+PRIVACY_GRID = {"alpha": (2.0, 10.0), "sigma": (0.5, 2.0), "eta": (0.01, 0.1, 0.5), "n": (1, 10), "K": (1, 10, 100),
+                "S": (1.0,), "lam": (0.1, 1.0)}
+UTILITY_GRID = {"sigma": (0.1, 1.0), "eta": (0.01, 0.05, 0.2, 0.5, 0.9), "n": (1, 2, 5), "K": (1, 10, 100, 1000),
+                "lam": (0.5, 1.0), "d": (1, 10), "dist": (0.0, 1.0, 10.0)}
+F_GAP = n * lam * dist**2 / 2  # f(x_1) - f* on the quadratic instance
+
+THEOREMS = (
+    Theorem(
+        "wang2021.noisygd_zcdp", "NoisyGD is T L^2/(2 sigma^2)-zCDP (composition of T Gaussian mechanisms)",
+        _src("Section 12.1.2"), Variant.PRINTED, Direction.UPPER, Quantity.RENYI, alpha * K * L**2 / (2 * sigma**2),
+        (ORDER, Assumption("sensitivity", sp.Eq(L, S),
+                           "L = global sensitivity of the summed gradient")),
+        frozenset({"replace_one"}), (Application(FAMILY, HOLDS, PRIVACY_GRID, bind={"L": S}),),
+        note="rho-zCDP means R_alpha <= alpha rho for every alpha; releasing only the last iterate can only help.",
+    ),
+    Theorem(
+        "wang2021.zcdp_to_dp", "rho-zCDP to (eps, delta)-DP: eps = rho + 2 sqrt(rho log(1/delta))",
+        _src("Section 12.1.2 (conversion cited, Bun & Steinke 2016, Prop. 1.3)"), Variant.PRINTED, Direction.UPPER,
+        Quantity.DP_EPSILON, rho + 2 * sqrt(rho * log(1 / delta)),
+        (Assumption("delta_range", sp.And(delta > 0, delta < 1), "0 < delta < 1"),), frozenset(),
+        (Application(FAMILY, HOLDS, {**PRIVACY_GRID, "alpha": (2.0,), "delta": (1e-6, 1e-3, 0.1)},
+                     bind={"eps_rdp": FromFamily(Quantity.RENYI), "rho": eps_rdp / alpha},
+                     note="rho is the exact zCDP parameter R_alpha/alpha of the Gaussian output pair."),),
+        note="The notes only say rho ~ eps^2 log(1/delta) 'in the nice regimes'; the standard conversion is encoded.",
+    ),
+    Theorem(
+        "wang2021.lemma12_1", "Descent lemma for NoisyGD (non-convex smooth), with the printed step size",
+        _src("Lemma 12.1 (Section 12.2.1)"), Variant.PRINTED, Direction.UPPER, Quantity.AVG_GRAD_SQ,
+        2 * F_GAP / (K * eta) + eta * n * beta * d * sigma**2,
+        (Assumption("step_size", eta < 1 / beta, "eta < 1/beta, beta the per-record smoothness as in the bound's "
+                                                 "n beta term"),),
+        frozenset({"fixed_start"}), (Application(FAMILY, VIOLATED, UTILITY_GRID, bind={"beta": lam}),),
+        note="The proof needs eta < 1/beta_f with beta_f = n beta the smoothness of the summed loss; with "
+             "eta < 1/beta only, NoisyGD diverges once eta n beta > 2.",
+    ),
+    Theorem(
+        "wang2021.lemma12_1.corrected", "Descent lemma for NoisyGD with eta < 1/(n beta)",
+        _src("Lemma 12.1 (Section 12.2.1)"), Variant.CORRECTED, Direction.UPPER, Quantity.AVG_GRAD_SQ,
+        2 * F_GAP / (K * eta) + eta * n * beta * d * sigma**2,
+        (Assumption("step_size", eta < 1 / (n * beta), "eta < 1/(n beta): the summed loss is n beta-smooth"),),
+        frozenset({"fixed_start"}), (Application(FAMILY, HOLDS, UTILITY_GRID, bind={"beta": lam}),),
+    ),
+    Theorem(
+        "wang2021.convex_smooth", "NoisyGD on convex smooth losses: average excess risk",
+        _src("Section 12.2.2"), Variant.PRINTED, Direction.UPPER, Quantity.AVG_EXCESS_RISK,
+        dist**2 / (K * eta) + eta * d * sigma**2,
+        (Assumption("step_size", eta <= 1 / (n * beta), "eta <= 1/(n beta) (the notes' choice eta <= 1/(n beta))"),),
+        frozenset({"fixed_start"}), (Application(FAMILY, HOLDS, UTILITY_GRID, bind={"beta": lam}),),
+        note="Average over x_1..x_T of E f(x_t) - f*; by convexity it also bounds f at the averaged iterate.",
+    ),
+)
