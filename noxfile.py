@@ -1,4 +1,5 @@
-"""nox sessions: tests, theorems (every catalog check), lint, bench; gpu runs the kernels under CuPy."""
+"""nox sessions: tests, theorems (every catalog check), report (the HTML/Markdown report), lint, bench; gpu runs
+the kernels under CuPy."""
 
 import nox
 
@@ -20,9 +21,16 @@ def theorems(session: nox.Session) -> None:
 
 
 @nox.session
+def report(session: nox.Session) -> None:
+    """Check the whole catalog and write reports/<run-id>/ (results.json, report.md, index.html, plots)."""
+    session.install("-e", ".[report]")
+    session.run("verify", "report", *session.posargs)
+
+
+@nox.session
 def lint(session: nox.Session) -> None:
     session.install("ruff")
-    session.run("ruff", "check", "verify", "tests", "derivations", "benchmarks", "noxfile.py")
+    session.run("ruff", "check", ".")
 
 
 @nox.session

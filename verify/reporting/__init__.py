@@ -1,0 +1,18 @@
+"""Verification reports: a versioned JSON certificate (results.json), Markdown and HTML with plots.
+
+Entry points: `build_report` (run the checks and write a report folder atomically) and `write_report`
+(write the report of a finished run). Submodules import matplotlib and jinja2 lazily, so the JSON side
+(`verify.reporting.schema`, `verify.reporting.latex`) works without them.
+"""
+
+from __future__ import annotations
+
+__all__ = ["build_report", "write_report"]
+
+
+def __getattr__(name: str):
+    if name in __all__:
+        from verify.reporting import build
+
+        return getattr(build, name)
+    raise AttributeError(name)

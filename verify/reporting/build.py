@@ -1,0 +1,165 @@
+"""Write a report folder atomically: results.json, report.md, index.html, plots/ and static/.
+
+Everything is written to a hidden temporary folder beside the destination and moved into place at the end,
+so a failed or interrupted run never leaves a report that looks complete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from datetime import datetime, timezone
+from multiprocessing import get_context
+from pathlib import Path
+from typing import NamedTuple
+
+from verify.reporting.html import copy_static, render_html
+from verify.reporting.markdown import render_markdown
+from verify.reporting.plots import plot_sweeps
+from verify.reporting.schema import can_validate, validate
+from verify.reporting.sweeps import sweeps_for
+from verify.reporting.view import QUANTITY_LABEL, anchors, build_view
+from verify.runner import SCHEMA_VERSION, RunResult, json_safe, run
+
+Progress = Callable[[str, str, int, int], None]  # (phase, label, done, total)
+DEFAULT_ROOT = Path("reports")
+PARALLEL_FROM = 6  # figures; below this, plotting in worker processes costs more than it saves
+
+
+class Report(NamedTuple):
+    path: Path
+    run: RunResult
+
+
+def new_run_id(root: Path) -> str:
+    """A timestamp-based id (UTC, e.g. 20250101T120000Z) not yet used under `root`."""
+    base = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    run_id, k = base, 1
+    while (root / run_id).exists():
+        k += 1
+        run_id = f"{base}-{k}"
+    return run_id
+
+
+class _Serial(Executor):
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        future: Future = Future()
+        future.set_result(fn(*args, **kwargs))
+        return future
+
+
+def _executor(n_figures: int, workers: int | None) -> Executor:
+    workers = min(4, os.cpu_count() or 1) if workers is None else workers
+    if workers <= 1 or n_figures < PARALLEL_FROM:
+        return _Serial()
+    return ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
+
+
+def _write(outcome: RunResult, folder: Path, run_id: str | None, progress: Progress, workers: int | None) -> None:
+    data = outcome.to_dict(run_id)
+    by_id = {t.id: t for t in outcome.theorems}
+    stems = anchors(data["results"])
+    (folder / "plots").mkdir()
+    total = len(outcome.results)
+    with _executor(total, workers) as pool:
+        jobs = []
+        for i, (r, entry, stem) in enumerate(zip(outcome.results, data["results"], stems, strict=True)):
+            progress("sweeps", r.theorem, i, total)
+            theorem = by_id[r.theorem]
+            app = theorem.application(r.family)
+            sweeps = sweeps_for(theorem, app, r) if app else []
+            entry["sweeps"] = json_safe([s.to_dict() for s in sweeps])
+            entry["figure"] = None
+            if sweeps:
+                entry["figure"] = {"png": f"plots/{stem}.png", "svg": f"plots/{stem}.svg"}
+                title = f"{r.theorem} — {theorem.title}"
+                ylabel = QUANTITY_LABEL.get(theorem.quantity.value, theorem.quantity.value)
+                jobs.append(pool.submit(plot_sweeps, entry["sweeps"], title, ylabel, folder / "plots" / stem))
+        for done, job in enumerate(as_completed(jobs), 1):
+            job.result()
+            progress("plots", "", done, len(jobs))
+    if can_validate():
+        validate(data)
+    (folder / "results.json").write_text(json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n",
+                                         encoding="utf-8")
+    view = build_view(data)
+    (folder / "report.md").write_text(render_markdown(view), encoding="utf-8")
+    (folder / "index.html").write_text(render_html(view, SCHEMA_VERSION), encoding="utf-8")
+    copy_static(folder)
+
+
+def _move_into_place(folder: Path, out_dir: Path) -> None:
+    old = None
+    if out_dir.exists() or out_dir.is_symlink():
+        old = out_dir.parent / f".{out_dir.name}.old-{uuid.uuid4().hex[:8]}"
+        os.replace(out_dir, old)
+    os.replace(folder, out_dir)
+    if old is not None:
+        if old.is_dir() and not old.is_symlink():
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            old.unlink()
+
+
+def write_report(outcome: RunResult, out_dir: Path | str, *, run_id: str | None = None,
+                 progress: Progress | None = None, workers: int | None = None) -> Path:
+    """Write the report of `outcome` to `out_dir` (replacing it) atomically; return `out_dir`.
+
+    `run_id` is recorded under results.json's `timing` (default: the folder's name); `workers` caps the
+    processes that draw plots (default: up to 4 for large reports, 1 means in this process).
+    """
+    out_dir = Path(out_dir)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
+    folder.chmod(0o755)  # mkdtemp makes it private; a report is meant to be read
+    try:
+        _write(outcome, folder, run_id or out_dir.name, progress or (lambda *_: None), workers)
+        _move_into_place(folder, out_dir)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return out_dir
+
+
+def update_latest(root: Path, target: Path) -> Path:
+    """Point `root/latest` at `target` (a relative symlink, replaced atomically); if symlinks fail, write the
+    target's name to `root/LATEST` instead. Returns the link or file written."""
+    link = root / "latest"
+    tmp = root / f".latest-{uuid.uuid4().hex[:8]}"
+    try:
+        os.symlink(os.path.relpath(target, root), tmp, target_is_directory=True)
+        os.replace(tmp, link)
+    except OSError:
+        if tmp.is_symlink():
+            tmp.unlink()
+        note = root / "LATEST"
+        tmp_note = root / f".LATEST-{uuid.uuid4().hex[:8]}"
+        tmp_note.write_text(os.path.relpath(target, root) + "\n", encoding="utf-8")
+        os.replace(tmp_note, note)
+        return note
+    (root / "LATEST").unlink(missing_ok=True)  # a stale fallback would contradict the link
+    return link
+
+
+def build_report(selectors: Sequence[str] = (), out: Path | str | None = None, *, root: Path | str = DEFAULT_ROOT,
+                 seed: int = 0, backend: str = "numpy", progress: Progress | None = None,
+                 workers: int | None = None) -> Report:
+    """Run the checks and write their report.
+
+    Without `out` the report goes to `root/<run-id>/` and `root/latest` is pointed at it once it is complete;
+    with `out` it goes there and `latest` is left alone.
+    """
+    root = Path(root)
+    run_id = new_run_id(root)
+    report = progress or (lambda *_: None)
+    outcome = run(selectors, lambda t, i, n: report("checks", t.id, i, n), seed=seed, backend=backend)
+    path = write_report(outcome, Path(out) if out is not None else root / run_id, run_id=run_id,
+                        progress=progress, workers=workers)
+    if out is None:
+        update_latest(root, path)
+    return Report(path, outcome)

@@ -1,0 +1,104 @@
+"""One-parameter sweeps around a base point: the data behind the report's plots.
+
+Each sweep calls `verify.checker.check_point` at the application's worst grid point (its counterexample when
+VIOLATED, its tightest point otherwise) while one parameter (K, alpha or n) varies; values the assumptions
+exclude are skipped and listed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from verify.catalog import companions
+from verify.checker import ApplicationResult, check_point, grid_points, resolve
+from verify.errors import AssumptionError
+from verify.model import Application, Theorem
+from verify.results import PointResult
+
+SWEPT = ("K", "alpha", "n")  # in this order, where the application's grid varies them
+N_VALUES = 25
+
+
+def sweep_values(parameter: str, base: float) -> list[float]:
+    """Log-spaced integers 1..10^4 for K and n; alpha from 1.1 to 64; the base value always included."""
+    if parameter == "alpha":
+        values = {float(f"{x:.3g}") for x in np.geomspace(1.1, 64.0, N_VALUES)}
+    else:
+        values = {float(round(x)) for x in np.geomspace(1.0, 1e4, N_VALUES)}
+    return sorted(values | {float(base)})
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """`check_point` results along one parameter, other parameters at `base`."""
+
+    parameter: str
+    base: dict[str, float]
+    points: tuple[PointResult, ...]
+    values: tuple[float, ...]  # the swept values that could be checked, aligned with `points`
+    excluded: tuple[tuple[float, str], ...]  # (value, the assumption or error that excluded it)
+
+    def to_dict(self) -> dict:
+        """Columnar JSON: one list per series, aligned with `values`."""
+        comp_ids = sorted({c.theorem for p in self.points for c in p.companions})
+        comp = {i: [next((c.value for c in p.companions if c.theorem == i), None) for p in self.points]
+                for i in comp_ids}
+        return {
+            "parameter": self.parameter,
+            "base": self.base,
+            "values": list(self.values),
+            "bound": [p.bound for p in self.points],
+            "truth": [p.truth.value for p in self.points],
+            "truth_lower": [p.truth.lower for p in self.points],
+            "truth_upper": [p.truth.upper for p in self.points],
+            "method": sorted({p.truth.method.value for p in self.points}),
+            "verdict": [p.verdict.value for p in self.points],
+            "companions": comp,
+            "excluded": [{"value": v, "reason": why} for v, why in self.excluded],
+        }
+
+
+def base_point(theorem: Theorem, app: Application, result: ApplicationResult) -> dict[str, float] | None:
+    """The grid parameters of the worst checked point, else of the first grid point inside the assumptions."""
+    if result.worst is not None:
+        return {k: result.worst.params[k] for k in sorted(app.grid)}
+    for params in grid_points(app):
+        try:
+            resolve(theorem, app, params)
+        except Exception:  # noqa: BLE001 - any point that cannot be resolved is no base
+            continue
+        return dict(params)
+    return None
+
+
+def sweep(theorem: Theorem, app: Application, base: Mapping[str, float], parameter: str) -> Sweep:
+    """Check `theorem` along `parameter` with the other grid parameters at `base`."""
+    others = companions(app)
+    points, values, excluded = [], [], []
+    for value in sweep_values(parameter, base[parameter]):
+        try:
+            point = check_point(theorem, app, {**base, parameter: value}, others)
+        except AssumptionError as err:
+            excluded.append((value, err.assumption))
+            continue
+        except Exception as err:  # noqa: BLE001 - an undefined bound or truth is shown as excluded
+            excluded.append((value, f"{type(err).__name__}: {err}"))
+            continue
+        if not math.isfinite(point.bound):
+            excluded.append((value, "bound overflows"))
+            continue
+        points.append(point)
+        values.append(value)
+    return Sweep(parameter, dict(base), tuple(points), tuple(values), tuple(excluded))
+
+
+def sweeps_for(theorem: Theorem, app: Application, result: ApplicationResult) -> list[Sweep]:
+    """The sweeps over K, alpha and n that the application's grid varies, around its base point."""
+    base = base_point(theorem, app, result)
+    if base is None:
+        return []
+    return [sweep(theorem, app, base, p) for p in SWEPT if p in app.grid]

@@ -1,0 +1,139 @@
+"""What the Markdown and HTML reports show, computed once from the JSON certificate (results.json)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+VERDICT_CLASS = {"HOLDS": "holds", "VIOLATED": "violated", "INCONCLUSIVE": "inconclusive", "ERROR": "error"}
+QUANTITY_LABEL = {"renyi": "Rényi divergence R", "dp_epsilon": "ε(δ)", "excess_risk": "excess risk",
+                  "lsi_constant": "LSI constant", "shifted_renyi": "shifted Rényi divergence"}
+DIRECTION_LABEL = {"upper": "upper bound", "lower": "lower bound", "exact": "exact value"}
+SWEEP_LABEL = {"K": "K", "alpha": "α", "n": "n"}
+
+
+def fmt(x: float | str | None, digits: int = 4) -> str:
+    """A number in `digits` significant digits; '-' for None; JSON's "Infinity"/"NaN" strings as ∞/NaN."""
+    if x is None:
+        return "-"
+    x = float(x)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "∞" if x > 0 else "-∞"
+    if x == int(x) and abs(x) < 1e6:
+        return str(int(x))
+    return f"{x:.{digits}g}"
+
+
+def params_text(params: Mapping[str, float]) -> str:
+    return ", ".join(f"{k}={fmt(v, 6)}" for k, v in params.items())
+
+
+def tightness(r: Mapping) -> str:
+    """bound/truth over the grid, as 'min – max' (one number when they agree)."""
+    lo, hi = r.get("ratio_min"), r.get("ratio_max")
+    if lo is None:
+        return "-"
+    return fmt(lo, 3) if fmt(lo, 3) == fmt(hi, 3) else f"{fmt(lo, 3)} – {fmt(hi, 3)}"
+
+
+def counterexample(r: Mapping) -> str:
+    """One line: where the claim fails and the two values, or ''."""
+    c = r.get("counterexample")
+    if not c:
+        return ""
+    return f"{params_text(c['params'])}: bound {fmt(c['bound'], 6)} vs truth {fmt(c['truth']['value'], 6)}"
+
+
+def anchor(r: Mapping, ambiguous: bool) -> str:
+    """The HTML anchor and file stem of a result: its id (with the family when the id has several)."""
+    return f"{r['id']}--{r['family']}" if ambiguous else r["id"]
+
+
+def paper_key(r: Mapping) -> str:
+    return r["id"].split(".", 1)[0]
+
+
+def assumption_status(a: Mapping) -> str:
+    s = a.get("status") or {}
+    text = f"holds at all {s.get('n_checked', 0)} checked points"
+    if s.get("n_excluded"):
+        text += f"; excluded {s['n_excluded']} grid points"
+    return text
+
+
+def other_exclusions(r: Mapping) -> dict[str, int]:
+    """Grid points excluded by something other than the theorem's own assumptions (e.g. a family's domain)."""
+    own = {a["name"] for a in r["assumptions"]}
+    return {k: v for k, v in r.get("skipped_by", {}).items() if k not in own}
+
+
+def sweep_exclusions(r: Mapping) -> list[str]:
+    out = []
+    for sw in r.get("sweeps") or []:
+        for e in sw["excluded"]:
+            out.append(f"{SWEEP_LABEL.get(sw['parameter'], sw['parameter'])}={fmt(e['value'], 4)} ({e['reason']})")
+    return out
+
+
+def point_rows(p: Mapping) -> list[tuple[str, str]]:
+    """Label/value rows describing one checked point (used for counterexamples and worst points)."""
+    t = p["truth"]
+    rows = [("parameters", params_text(p["params"])),
+            ("bound", fmt(p["bound"], 8)),
+            ("truth", f"{fmt(t['value'], 8)}  in [{fmt(t['lower'], 8)}, {fmt(t['upper'], 8)}] ({t['method']})"),
+            ("bound / truth", fmt(p["ratio"], 6)),
+            ("margin", fmt(p["margin"], 4))]
+    if p.get("lower"):
+        low = p["lower"]
+        rows.append(("best lower bound", f"{fmt(low['value'], 8)} ({low['theorem']}, {low['verdict']})"))
+    return rows
+
+
+def anchors(results: Sequence[Mapping]) -> list[str]:
+    """The anchor of each result: its id, with the family where an id appears more than once."""
+    ids = [r["id"] for r in results]
+    return [anchor(r, ids.count(r["id"]) > 1) for r in results]
+
+
+def build_view(data: Mapping) -> dict:
+    """Everything both renderers need: run facts, papers with their results, and per-result display fields."""
+    papers: dict[str, dict] = {}
+    for r, a in zip(data["results"], anchors(data["results"]), strict=True):
+        item = {**r, "anchor": a, "verdict_class": VERDICT_CLASS.get(r["verdict"], "error"),
+                "tightness": tightness(r), "counterexample_text": counterexample(r),
+                "direction_label": DIRECTION_LABEL.get(r["direction"], r["direction"]),
+                "quantity_label": QUANTITY_LABEL.get(r["quantity"], r["quantity"]),
+                "other_exclusions": other_exclusions(r), "sweep_exclusions": sweep_exclusions(r),
+                "figure": r.get("figure"), "source_text": _source(r["source"]),
+                "counterexample_rows": point_rows(r["counterexample"]) if r.get("counterexample") else [],
+                "worst_rows": point_rows(r["worst"]) if r.get("worst") else [],
+                "base_text": _base(r.get("sweeps") or []),
+                "grid_text": {k: ", ".join(fmt(v, 6) for v in vs) for k, vs in
+                              ((r.get("application") or {}).get("grid") or {}).items()},
+                "assumption_rows": [{**x, "status_text": assumption_status(x)} for x in r["assumptions"]]}
+        paper = papers.setdefault(paper_key(r), {"key": paper_key(r), "title": r["source"]["paper"],
+                                                 "seed": r["source"]["seed"], "results": []})
+        paper["results"].append(item)
+    summary = data["summary"]
+    return {"papers": list(papers.values()), "summary": summary, "run": data["run"],
+            "all_as_expected": data["all_as_expected"], "timing": data["timing"],
+            "headline": _headline(summary), "fmt": fmt, "params_text": params_text}
+
+
+def _source(s: Mapping) -> str:
+    return s["result"] + (f", {s['equation']}" if s.get("equation") else "")
+
+
+def _base(sweeps: Sequence[Mapping]) -> str:
+    return params_text(sweeps[0]["base"]) if sweeps else ""
+
+
+def _headline(s: Mapping) -> str:
+    v = s["verdicts"]
+    parts = [f"{s['n_results']} results", f"{s['n_as_expected']} as expected"]
+    if s["n_unexpected"]:
+        parts.append(f"{s['n_unexpected']} unexpected")
+    parts.append(", ".join(f"{n} {k}" for k, n in v.items() if n))
+    return "; ".join(parts)
