@@ -1,0 +1,109 @@
+"""The falsifier: wrong bounds are broken with a shrunk counterexample, exact closed forms never are."""
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+import verify
+from verify import ParameterError
+from verify.testing import assert_bound_holds, falsify, point_strategy, user_theorem
+from verify.testing.strategies import admissible
+
+# Exact closed forms written here from the algorithms' definitions (not imported from verify.truth).
+M = "(1 - eta*lam)"
+CLOSED = {
+    "noisy_gd_quadratic": (f"alpha*S**2*(1 - {M}**K)**2 / (2*lam**2*n**2*({M}**(2*K)*start_var"
+                           f" + 2*eta*sigma**2*(1 - {M}**(2*K))/(1 - {M}**2)))", ["eta*lam < 1.9"]),
+    "noisy_gd_sum_quadratic": ("alpha*S**2*((1 - (1-eta*n*lam)**K)/(eta*n*lam))**2 / (2*sigma**2*(1 - "
+                               "(1-eta*n*lam)**(2*K))/(1 - (1-eta*n*lam)**2))", ["eta*n*lam < 1.9"]),
+    "pnsgd_quadratic": (f"alpha*Delta**2*{M}**(2*(n-t))*(1 - {M}**2) / (2*sigma**2*(1 - {M}**(2*n)))",
+                        ["eta*lam < 1.9"]),
+    "pnsgd_linear": ("2*alpha*L**2/(n*sigma**2)", []),
+    "cni_affine": ("alpha*kappa**(2*K)*D0**2*(1 - kappa**2)/(2*sigma**2*(1 - kappa**(2*K)))",
+                   ["kappa < 0.99", "kappa > -0.99"]),
+    "shift_reduction_gaussian": ("alpha*Max(0, gap - z)**2/(2*(s**2 + sigma**2))", []),
+    "contraction_gaussian": ("alpha*Max(0, Abs(kappa*gap + db) - z - Abs(db))**2/(2*kappa**2*s**2)", []),
+}
+WRONG = {  # name -> (family, bound, side, extra assumptions)
+    "dropped factor 2 (noisy GD)": ("noisy_gd_quadratic", "alpha*S**2*eta*K/(8*n**2*sigma**2)", "upper", []),
+    "flipped exponent n^2 -> n (noisy GD)": ("noisy_gd_quadratic", "alpha*S**2*eta*K/(4*n*sigma**2)", "lower", []),
+    "Cor. 1 with a 4x slower rate": ("noisy_gd_quadratic",
+                                     "alpha*S**2/(lam*sigma**2*n**2)*(1-exp(-lam*eta*K/8))/2", "upper",
+                                     ["eta < 1/lam", "start_var <= 2*sigma**2/lam"]),
+    "Thm 23 with eta*lam <= 4": ("pnsgd_quadratic", "alpha*Delta**2/(2*sigma**2*(n+1-t))", "upper", ["eta*lam <= 4"]),
+    "Thm 23 without the square": ("pnsgd_linear", "alpha*2*L/(sigma**2*(n+1-t))", "upper", []),
+    "CNI without the square": ("cni_affine", "alpha*D0/(2*K*sigma**2)", "upper", ["Abs(kappa) <= 1"]),
+    "Lemma 20 noise term halved": ("shift_reduction_gaussian",
+                                   "alpha*Max(0, gap - z - a)**2/(2*s**2) + alpha*a**2/(4*sigma**2)", "upper",
+                                   ["a >= 0"]),
+    "zCDP rate halved": ("noisy_gd_sum_quadratic", "alpha*K*S**2/(4*sigma**2)", "upper", []),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRONG))
+def test_wrong_bounds_are_broken(name):
+    family, bound, side, extra = WRONG[name]
+    bind = {"a": "gap/2"} if "Lemma 20" in name else None
+    found = falsify(bound, family, side, extra, budget_s=20, seed=0, max_examples=1500, bind=bind)
+    assert found is not None, name
+    assert found.truth.method is verify.Method.EXACT
+    wrong_side = found.bound < found.truth.lower if side == "upper" else found.bound > found.truth.upper
+    assert wrong_side
+    # re-check independently of the search: the point really violates the claim
+    assert verify.family(family).truth(**{k: v for k, v in found.params.items()
+                                          if k in verify.family(family).parameter_names()}).value == found.truth.value
+
+
+@pytest.mark.parametrize("family", sorted(CLOSED))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_exact_closed_forms_are_never_broken(family, seed):
+    bound, extra = CLOSED[family]
+    quantity = "shifted_renyi" if "gaussian" in family else None
+    assert falsify(bound, family, "exact", extra, budget_s=20, seed=seed, max_examples=150, quantity=quantity) is None
+
+
+def test_counterexample_is_shrunk_and_readable():
+    found = falsify("alpha*S**2*eta*K/(8*n**2*sigma**2)", "noisy_gd_quadratic", "upper", seed=3)
+    assert found.params["K"] == 1 and found.params["n"] == 1
+    assert all(len(f"{v:g}") <= 6 for v in found.params.values())
+    assert "counterexample" in str(found) and found.examples >= 1
+
+
+def test_same_seed_same_counterexample():
+    a = falsify("alpha*2*L/(sigma**2*(n+1-t))", "pnsgd_linear", seed=5)
+    b = falsify("alpha*2*L/(sigma**2*(n+1-t))", "pnsgd_linear", seed=5)
+    assert a.params == b.params and a.bound == b.bound
+
+
+def test_assert_bound_holds():
+    assert_bound_holds("2*alpha*L**2/sigma**2", "pnsgd_linear", max_examples=100)
+    with pytest.raises(AssertionError, match="counterexample"):
+        assert_bound_holds("alpha*L**2/sigma**2", "pnsgd_linear", max_examples=300)
+
+
+def test_unknown_symbol_lists_the_family_parameters():
+    with pytest.raises(ParameterError, match="unknown symbol 'beta'.*alpha"):
+        falsify("alpha*beta", "pnsgd_linear")
+    with pytest.raises(ParameterError, match="Attribute is not allowed"):
+        falsify("alpha.__class__", "pnsgd_linear")
+    with pytest.raises(ParameterError, match="side must be"):
+        falsify("alpha", "pnsgd_linear", side="above")
+
+
+THEOREM = user_theorem("alpha*Delta**2/(2*sigma**2*(n+1-t))", "pnsgd_quadratic", extra_assumptions=["eta*lam <= 2"])
+
+
+@settings(max_examples=300, suppress_health_check=list(HealthCheck), deadline=None, database=None)
+@given(point_strategy(THEOREM, THEOREM.applications[0]))
+def test_strategy_respects_coupled_limits(point):
+    assert 1 <= point["t"] <= point["n"]
+    assert point["eta"] * point["lam"] <= 2 * (1 + 1e-12)
+    assert admissible(THEOREM, THEOREM.applications[0], point)
+
+
+def test_strategy_reaches_the_edges():
+    from hypothesis import find
+    strategy = point_strategy(THEOREM, THEOREM.applications[0])
+    for edge in (lambda p: p["n"] == 1, lambda p: p["t"] == p["n"] > 1, lambda p: p["alpha"] < 1.001,
+                 lambda p: p["alpha"] > 100, lambda p: p["eta"] * p["lam"] > 1.999, lambda p: p["sigma"] < 1e-3,
+                 lambda p: p["sigma"] > 1e3):
+        find(strategy, edge, settings=settings(max_examples=2000, database=None))
