@@ -98,9 +98,9 @@ def _interval_limits(rel: sp.Rel, x: sp.Symbol) -> list[Limit]:
     lo, hi = solution.inf, solution.sup
     out = []
     if lo.is_finite:
-        out.append(Limit(lo, upper=False, strict=not solution.contains(lo) is sp.true))
+        out.append(Limit(lo, upper=False, strict=solution.contains(lo) is not sp.true))
     if hi.is_finite:
-        out.append(Limit(hi, upper=True, strict=not solution.contains(hi) is sp.true))
+        out.append(Limit(hi, upper=True, strict=solution.contains(hi) is not sp.true))
     return out
 
 
@@ -165,7 +165,8 @@ def _real(lo: float, hi: float, lo_strict: bool, hi_strict: bool) -> st.SearchSt
     if math.isfinite(lo) and math.isfinite(hi):
         width = hi - lo
         parts += [st.floats(lo, hi, exclude_min=lo_strict, exclude_max=hi_strict, allow_subnormal=False)]
-        parts += [_log_uniform(-8, -1).map(lambda f: lo + f * width), _log_uniform(-8, -1).map(lambda f: hi - f * width)]
+        parts += [_log_uniform(-8, -1).map(lambda f: lo + f * width),
+                  _log_uniform(-8, -1).map(lambda f: hi - f * width)]
         if lo == 0 and hi > 0:  # a scale parameter below a limit: all orders of magnitude
             parts += [_log_uniform(-6, 0).map(lambda f: f * hi)]
     elif math.isfinite(lo):
