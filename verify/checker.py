@@ -80,7 +80,12 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
     for name, target in app.bind.items():
         if isinstance(target, FromFamily):
             needed = {k: v for k, v in values.items() if k in fam.parameter_names(target.quantity)}
-            values[name] = fam.truth(target.quantity, **needed).value
+            needed |= {k: _real(evaluate(e, values), k, theorem) for k, e in target.at.items()}
+            truth = fam.truth(target.quantity, **needed)
+            if truth.method is not Method.EXACT:
+                raise ParameterError(f"{theorem.id}: {name} needs an exact {target.quantity.value}, got "
+                                     f"{truth.method.value}")
+            values[name] = truth.value
         else:
             values[name] = _real(evaluate(target, values), name, theorem)
     theorem.check_assumptions(values)
@@ -260,5 +265,8 @@ def check_application(theorem: Theorem, app: Application, companions: Sequence[T
             skipped.append(SkippedPoint(params, err.assumption))
         except Exception as err:  # noqa: BLE001 - any failure becomes an error entry, never a crash
             errors.append(PointError(params, type(err).__name__, str(err)))
-    return ApplicationResult(theorem.id, app.family, app.expected, aggregate(points), tuple(points), len(skipped),
+    verdict = aggregate(points)
+    if errors and verdict is Verdict.HOLDS:  # the failed points are unchecked: no claim over the whole grid
+        verdict = Verdict.INCONCLUSIVE
+    return ApplicationResult(theorem.id, app.family, app.expected, verdict, tuple(points), len(skipped),
                              time.perf_counter() - start, tuple(skipped), tuple(errors))

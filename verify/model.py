@@ -232,9 +232,11 @@ class Source:
 
 @dataclass(frozen=True)
 class FromFamily:
-    """Bind a theorem symbol to a family's exact quantity at the same point (e.g. the true LSI constant)."""
+    """Bind a theorem symbol to a family's exact quantity at the same point (e.g. the true LSI constant),
+    optionally with some parameters moved (`at`, e.g. q = 1 for the mechanism before subsampling)."""
 
     quantity: Quantity
+    at: Mapping[str, sp.Expr] = field(default_factory=dict)
 
 
 def _frozen(m: Mapping | None) -> Mapping:

@@ -45,3 +45,8 @@ gap = sp.Symbol("gap", nonnegative=True)  # distance between the means of a Gaus
 z = sp.Symbol("z", nonnegative=True)  # shift of the shifted Rényi divergence
 a = sp.Symbol("a", nonnegative=True)  # shift spent in a reduction step (Lemma 20)
 db = sp.Symbol("db", real=True)  # offset between two affine maps
+# subsampling and mixtures
+q = sp.Symbol("q", positive=True)  # Poisson sampling rate
+w = sp.Symbol("w", nonnegative=True)  # weight of a mixture component
+gap1 = sp.Symbol("gap1", nonnegative=True)
+gap2 = sp.Symbol("gap2", nonnegative=True)

@@ -7,11 +7,12 @@ constant (gradient sensitivity 2L); Delta the gradient difference of the replace
 
 from __future__ import annotations
 
+import sympy as sp
 from sympy import Abs, Eq, Max
 
 from verify.model import Application, Assumption, Direction, Quantity, Source, Theorem, Variant
 from verify.results import Verdict
-from verify.symbols import D0, Delta, K, L, a, alpha, beta, eta, gap, i, kappa, lam, n, s, sigma, t, z
+from verify.symbols import D0, Delta, K, L, a, alpha, beta, eta, gap, gap1, gap2, i, kappa, lam, n, s, sigma, t, w, z
 
 SEED = "001_42e4c75025f5ccc0.txt"
 PAPER = "Feldman, Mironov, Talwar, Thakurta 2018, Privacy Amplification by Iteration"
@@ -41,6 +42,15 @@ ON_QUADRATIC = {"beta": lam, "L": Delta / 2}  # relaxed reading: the proof only 
 ON_LINEAR = {"beta": 2 / eta, "Delta": 2 * L}  # linear losses are beta-smooth for every beta; the worst pair
 
 THM23 = alpha * 2 * L**2 / (sigma**2 * (n + 1 - t))
+MIXTURE_GRID = {"alpha": (1.5, 2.0, 4.0), "sigma": (1.25, 2.0, 5.0), "L": (1.0,), "n": (1, 2, 3, 5, 8),
+                "t": (1, 2, 3, 5, 8)}
+STOP_NOISE = Assumption("noise", sigma >= L * sp.sqrt(2 * alpha * (alpha - 1)), "sigma >= L sqrt(2 alpha (alpha-1))")
+D1, D2 = sp.Symbol("D1", nonnegative=True), sp.Symbol("D2", nonnegative=True)  # component divergences
+c_cap = sp.Symbol("c_cap", nonnegative=True)  # Lemma 25's c: D_i <= c/(alpha-1)
+LEMMA25_GRID = {"alpha": (2.0, 4.0), "w": (0.01, 0.1, 0.5), "gap1": (0.0, 0.5), "gap2": (0.5, 1.0, 2.0, 3.0, 4.0),
+                "s": (1.0,)}
+LEMMA25_BIND = {"D1": alpha * gap1**2 / (2 * s**2), "D2": alpha * gap2**2 / (2 * s**2),
+                "c_cap": (alpha - 1) * Max(D1, D2)}
 
 THEOREMS = (
     Theorem(
@@ -139,5 +149,44 @@ THEOREMS = (
         frozenset({"replace_one_fixed_index", "convex", "smooth"}),
         (Application("pnmsgd_quadratic", HOLDS, PNMSGD_GRID, bind=ON_QUADRATIC),),
         note="a_t = 2 eta L/n between uses and 2 eta L/(n-i+1) after the last use; exact at i = 1 when |c| = 1.",
+    ),
+)
+THEOREMS += (
+    Theorem(
+        "feldman2018.theorem24", "Skip-PNSGD per-index RDP", _src("Theorem 24"), Variant.PRINTED, Direction.UPPER,
+        Quantity.RENYI, THM23, (ORDER,), frozenset({"replace_one_fixed_index", "convex", "smooth"}),
+        (Application("skip_pnsgd_linear_1d", HOLDS, MIXTURE_GRID),),
+        note="Linear losses over R (any eta, beta-smooth for every beta); truth = max over both orders of the "
+             "mixture pair. The research note's table lists one order only (e.g. n = 2, t = 1: 0.4736; the other "
+             "order gives 1.372).",
+    ),
+    Theorem(
+        "feldman2018.lemma25", "Weak convexity of Rényi divergence for mixtures", _src("Lemma 25"), Variant.PRINTED,
+        Direction.UPPER, Quantity.RENYI, (1 + c_cap) * ((1 - w) * D1 + w * D2),
+        (ORDER, Assumption("small_divergences", c_cap <= 1, "D_alpha(mu_i || nu_i) <= c/(alpha-1) with c <= 1")),
+        frozenset({"mixture"}), (Application("mixture_vs_gaussian", HOLDS, LEMMA25_GRID, bind=LEMMA25_BIND),),
+        note="c is bound to its smallest admissible value (alpha-1) max_i D_i.",
+    ),
+    Theorem(
+        "feldman2018.lemma25.large_c", "Lemma 25 with c > 1", _src("Lemma 25, outside c <= 1"), Variant.MISAPPLIED,
+        Direction.UPPER, Quantity.RENYI, (1 + c_cap) * ((1 - w) * D1 + w * D2),
+        (ORDER, Assumption("large_divergences", c_cap > 1, "c > 1")), frozenset({"mixture"}),
+        (Application("mixture_vs_gaussian", VIOLATED, LEMMA25_GRID, bind=LEMMA25_BIND),),
+        note="The proof uses e^a <= 1 + a + a^2 <= 1 + (1+c) a, valid only for a <= c <= 1 (research §3.6).",
+    ),
+    Theorem(
+        "feldman2018.theorem26", "Stop-PNSGD RDP, as printed", _src("Theorem 26"), Variant.PRINTED, Direction.UPPER,
+        Quantity.RENYI, 4 * alpha * L**2 * sp.log(n) / (n * sigma**2), (ORDER, STOP_NOISE),
+        frozenset({"replace_one_fixed_index", "convex", "smooth"}),
+        (Application("stop_pnsgd_linear_1d", VIOLATED, MIXTURE_GRID),),
+        note="The proof bounds sum_{T=t}^n 1/(T-t+1) by ln(n-t+1); the sum is the harmonic number H_{n-t+1}. "
+             "At n = 1 the printed bound is 0 (research §3.3).",
+    ),
+    Theorem(
+        "feldman2018.theorem26.proof", "Stop-PNSGD RDP, as the proof gives (harmonic number)",
+        _src("Theorem 26 (proof)"), Variant.PROOF, Direction.UPPER, Quantity.RENYI,
+        4 * alpha * L**2 * sp.harmonic(n - t + 1) / (n * sigma**2), (ORDER, STOP_NOISE),
+        frozenset({"replace_one_fixed_index", "convex", "smooth"}),
+        (Application("stop_pnsgd_linear_1d", HOLDS, MIXTURE_GRID),),
     ),
 )

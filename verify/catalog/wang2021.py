@@ -12,7 +12,7 @@ from sympy import log, sqrt
 
 from verify.model import Application, Assumption, Direction, FromFamily, Quantity, Source, Theorem, Variant
 from verify.results import Verdict
-from verify.symbols import K, L, S, alpha, beta, d, delta, dist, eps_rdp, eta, lam, n, sigma
+from verify.symbols import K, L, S, alpha, beta, d, delta, dist, eps_rdp, eta, lam, n, q, sigma
 
 SEED = "002_a35c13e02064c21b.txt"
 PAPER = "Wang 2021, CS292A Lecture 12: NoisyGD and NoisySGD (lecture notes)"
@@ -75,5 +75,29 @@ THEOREMS = (
         (Assumption("step_size", eta <= 1 / (n * beta), "eta <= 1/(n beta) (the notes' choice eta <= 1/(n beta))"),),
         frozenset({"fixed_start"}), (Application(FAMILY, HOLDS, UTILITY_GRID, bind={"beta": lam}),),
         note="Average over x_1..x_T of E f(x_t) - f*; by convexity it also bounds f at the averaged iterate.",
+    ),
+)
+SGM_GRID = {"alpha": (2.0, 8.0, 32.0), "q": (0.001, 0.01, 0.1, 0.5), "sigma": (0.5, 1.1, 4.0)}
+eps_base = sp.Symbol("eps_base", nonnegative=True)
+
+THEOREMS += (
+    Theorem(
+        "wang2021.noisysgd_tcdp", "NoisySGD is gamma^2 L^2 T/(2 sigma^2)-tCDP (per step: alpha gamma^2/(2 sigma^2))",
+        _src("Section 12.3.2"), Variant.PRINTED, Direction.UPPER, Quantity.RENYI, alpha * q**2 / (2 * sigma**2),
+        (ORDER,), frozenset({"poisson_subsampling"}), (Application("sampled_gaussian", VIOLATED, SGM_GRID),),
+        note="One step (T = 1; both sides add up over steps) with L = 1 and gamma = q. The exact sampled-Gaussian "
+             "RDP exceeds it everywhere: at alpha = 2 it is log(1 + q^2 (e^(1/sigma^2) - 1)) >= q^2/sigma^2.",
+    ),
+    Theorem(
+        "wang2021.subsampling_lemma", "Subsampling lemma: (eps, delta)-DP becomes (log(1 + gamma(e^eps - 1)), gamma "
+        "delta)-DP", _src("Lemma 12.2"), Variant.PRINTED, Direction.UPPER, Quantity.DP_EPSILON,
+        log(1 + q * (sp.exp(eps_base) - 1)),
+        (Assumption("delta_range", delta < q, "the base mechanism's delta = delta'/gamma lies in (0, 1)"),),
+        frozenset({"poisson_subsampling"}),
+        (Application("sampled_gaussian", HOLDS, {"q": (0.001, 0.01, 0.1, 0.5), "sigma": (0.5, 1.1, 4.0),
+                                                  "delta": (1e-8, 1e-5, 1e-3)},
+                     bind={"eps_base": FromFamily(Quantity.DP_EPSILON, {"q": 1, "delta": delta / q})},
+                     note="eps_base is the tight eps of the Gaussian mechanism (q = 1) at delta'/gamma; the truth "
+                          "is the tight eps of the subsampled mechanism at delta'."),),
     ),
 )

@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 from verify.errors import UnknownIdError
+from verify.families.mixtures import (
+    MIXTURE_VS_GAUSSIAN,
+    SAMPLED_GAUSSIAN,
+    SKIP_PNSGD_LINEAR_1D,
+    STOP_PNSGD_LINEAR_1D,
+)
 from verify.families.noisy_gd import NOISY_GD_QUADRATIC, NOISY_GD_SUM_QUADRATIC
 from verify.families.pnsgd import CNI_AFFINE, PNMSGD_QUADRATIC, PNSGD_LINEAR, PNSGD_QUADRATIC
 from verify.families.shifted import CONTRACTION_GAUSSIAN, SHIFT_REDUCTION_GAUSSIAN
@@ -10,7 +16,8 @@ from verify.model import Family
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
     NOISY_GD_QUADRATIC, NOISY_GD_SUM_QUADRATIC, PNSGD_QUADRATIC, PNSGD_LINEAR, PNMSGD_QUADRATIC, CNI_AFFINE,
-    SHIFT_REDUCTION_GAUSSIAN, CONTRACTION_GAUSSIAN,
+    SHIFT_REDUCTION_GAUSSIAN, CONTRACTION_GAUSSIAN, SAMPLED_GAUSSIAN, STOP_PNSGD_LINEAR_1D, SKIP_PNSGD_LINEAR_1D,
+    MIXTURE_VS_GAUSSIAN,
 )}
 
 

@@ -1,0 +1,122 @@
+"""Families whose released law is a Gaussian mixture: the Poisson-subsampled Gaussian mechanism, Stop- and
+Skip-PNSGD on linear losses (Feldman et al. 2018, Section 4), and a two-component mixture against a Gaussian
+(Lemma 25). Truths by the binomial series (integer alpha), mpmath quadrature (sampled Gaussian at fractional alpha),
+or double-precision Gauss-Legendre with an error bound (verify.truth.mixture_quad)."""
+
+from __future__ import annotations
+
+import mpmath
+import sympy as sp
+
+from verify.families._exact import exact
+from verify.model import Assumption, Family, Parameter, Quantity
+from verify.results import Method, Truth
+from verify.symbols import L, alpha, delta, gap1, gap2, n, q, s, sigma, t, w
+from verify.truth.gaussian import renyi_gaussian_1d
+from verify.truth.mixture import sgm_renyi
+from verify.truth.mixture_quad import renyi_mixture_quad
+from verify.truth.subsampled_dp import sgm_dp_epsilon
+
+_R, _DP = Quantity.RENYI, Quantity.DP_EPSILON
+_ALPHA = Parameter(alpha, alpha > 1, "Rényi order", quantities=(_R,))
+
+
+def _max_of(a: Truth, b: Truth, what: str) -> Truth:
+    """The larger of two enclosed values is enclosed by the larger interval ends."""
+    best = a if a.value >= b.value else b
+    method = Method.EXACT if a.method is b.method is Method.EXACT else Method.SERIES
+    return Truth(best.value, max(a.lower, b.lower), max(a.upper, b.upper), method, f"{what}; larger: {best.detail}")
+
+
+def _both_orders(weights, means_p, sds_p, means_q, sds_q, alpha, what) -> Truth:
+    if len(weights) == 1:  # a single Gaussian pair: exact closed form
+        with mpmath.workdps(50):
+            value = float(renyi_gaussian_1d(means_p[0], sds_p[0] ** 2, means_q[0], sds_q[0] ** 2, alpha))
+        return Truth.exact(value, f"{what}: one component, Gaussian closed form")
+    pq = renyi_mixture_quad(weights, means_p, sds_p, weights, means_q, sds_q, alpha)
+    qp = renyi_mixture_quad(weights, means_q, sds_q, weights, means_p, sds_p, alpha)
+    return _max_of(pq, qp, what)
+
+
+def _sgm_renyi(alpha, q, sigma) -> Truth:
+    """Both orders: R(P||Q) by the binomial series at integer alpha, quadrature otherwise; R(Q||P) by quadrature."""
+    if q == 1:
+        return _both_orders([1.0], [1.0], [sigma], [0.0], [sigma], alpha, "Gaussian mechanism")
+    mix = ([1 - q, q], [0.0, 1.0], [sigma, sigma])
+    gauss = ([1.0], [0.0], [sigma])
+    pq = (sgm_renyi(q, sigma, alpha, "pq") if float(alpha).is_integer()
+          else renyi_mixture_quad(*mix, *gauss, alpha))
+    return _max_of(pq, renyi_mixture_quad(*gauss, *mix, alpha), "sampled Gaussian, both orders")
+
+
+SAMPLED_GAUSSIAN = Family(
+    name="sampled_gaussian",
+    description="Poisson-subsampled Gaussian mechanism, sensitivity 1, add/remove neighbours: "
+                "(1-q) N(0, sigma^2) + q N(1, sigma^2) vs N(0, sigma^2), both orders (one step of DP-SGD).",
+    parameters=(_ALPHA, Parameter(q, q <= 1, "sampling rate, 0 < q <= 1"),
+                Parameter(sigma, sigma > 0, "noise multiplier (noise std / sensitivity)"),
+                Parameter(delta, sp.And(delta > 0, delta < 1), "delta of (eps, delta)-DP", quantities=(_DP,))),
+    facts=frozenset({"add_remove", "poisson_subsampling"}),
+    truths={_R: lambda alpha, q, sigma: _sgm_renyi(alpha, q, sigma),
+            _DP: exact(lambda q, sigma, delta: sgm_dp_epsilon(delta, q, sigma),
+                       "tight eps(delta): closed-form hockey-stick divergence of both orders, bisection at 50 digits")},
+    method="binomial series (integer alpha) or mpmath quadrature; closed-form hockey-stick for (eps, delta)",
+)
+
+
+def _stop_pnsgd(alpha, sigma, L, n, t) -> Truth:
+    n, t = int(n), int(t)
+    shift = 2 * L / sigma  # in units of eta*sigma
+    steps = range(1, n + 1)
+    return _both_orders([1 / n] * n, [0.0] * n, [T**0.5 for T in steps], [shift * (T >= t) for T in steps],
+                        [T**0.5 for T in steps], alpha, "Stop-PNSGD, linear losses, d = 1, both orders")
+
+
+def _skip_pnsgd(alpha, sigma, L, n, t) -> Truth:
+    n, t = int(n), int(t)
+    shift = 2 * L / sigma
+    skips = range(0, n // 2 + 1)
+    k = len(skips)
+    return _both_orders([1 / k] * k, [0.0] * k, [(n - t0) ** 0.5 for t0 in skips],
+                        [shift * (t0 < t) for t0 in skips], [(n - t0) ** 0.5 for t0 in skips], alpha,
+                        "Skip-PNSGD, linear losses, d = 1, both orders")
+
+
+_PNSGD_PARAMS = (_ALPHA, Parameter(sigma, sigma > 0, "std of the noise added to each gradient"),
+                 Parameter(L, L > 0, "Lipschitz constant; record t is +L vs -L (linear loss)"),
+                 Parameter(n, n >= 1, "number of records", integer=True),
+                 Parameter(t, t >= 1, "index of the replaced record", integer=True))
+_INDEX = (Assumption("index_in_range", t <= n, "1 <= t <= n"),)
+
+STOP_PNSGD_LINEAR_1D = Family(
+    name="stop_pnsgd_linear_1d",
+    description="Stop-PNSGD (Feldman et al. Sec. 4): T uniform on {1..n}, output w_T, on linear losses over R "
+                "(eta cancels); the output law is a mixture of N(0, T) vs the same with components T >= t shifted "
+                "by 2L/sigma (units eta*sigma).",
+    parameters=_PNSGD_PARAMS, facts=frozenset({"replace_one_fixed_index", "convex", "smooth", "linear_loss"}),
+    truths={_R: _stop_pnsgd}, method="Gauss-Legendre quadrature of the 1-D mixture pair, both orders",
+    constraints=_INDEX,
+)
+
+SKIP_PNSGD_LINEAR_1D = Family(
+    name="skip_pnsgd_linear_1d",
+    description="Skip-PNSGD (Feldman et al. Sec. 4): skip t0 ~ U{0..floor(n/2)} records, run the rest, on linear "
+                "losses over R; component t0 is N(0, n - t0), shifted by 2L/sigma when t > t0.",
+    parameters=_PNSGD_PARAMS, facts=frozenset({"replace_one_fixed_index", "convex", "smooth", "linear_loss"}),
+    truths={_R: _skip_pnsgd}, method="Gauss-Legendre quadrature of the 1-D mixture pair, both orders",
+    constraints=_INDEX,
+)
+
+MIXTURE_VS_GAUSSIAN = Family(
+    name="mixture_vs_gaussian",
+    description="mu = (1-w) N(gap1, s^2) + w N(gap2, s^2) against nu = N(0, s^2) (= the same mixture of nu_i = "
+                "N(0, s^2)); component divergences alpha gap_i^2/(2 s^2).",
+    parameters=(_ALPHA, Parameter(w, w <= 1, "weight of the second component"),
+                Parameter(gap1, gap1 >= 0, "mean of the first component"),
+                Parameter(gap2, gap2 >= 0, "mean of the second component"), Parameter(s, s > 0, "common std")),
+    facts=frozenset({"mixture"}),
+    truths={_R: lambda alpha, w, gap1, gap2, s: renyi_mixture_quad([1 - w, w] if w < 1 else [1.0],
+                                                                 [gap1, gap2] if w < 1 else [gap2],
+                                                                 [s, s] if w < 1 else [s], [1.0], [0.0], [s], alpha)},
+    method="Gauss-Legendre quadrature of the 1-D mixture against a Gaussian",
+)

@@ -1,0 +1,58 @@
+"""Tight (eps, delta) of the Poisson-subsampled Gaussian mechanism (sensitivity 1, add/remove neighbours).
+
+P = (1-q) N(0, s^2) + q N(1, s^2), Q = N(0, s^2). The privacy loss
+log P/Q (x) = log(1 - q + q exp((2x - 1)/(2 s^2))) is increasing in x, so each hockey-stick divergence
+delta(eps) = sup_S P(S) - e^eps Q(S) is attained on a half line and has a closed form in Phi.
+"""
+
+from __future__ import annotations
+
+import mpmath
+
+from verify.errors import ParameterError
+
+
+def _sf(x):
+    return mpmath.ncdf(-x)
+
+
+def sgm_delta(eps, q, sigma) -> mpmath.mpf:
+    """max over both orders of sup_S P(S) - e^eps Q(S), in the current mpmath precision."""
+    eps, q, s = mpmath.mpf(eps), mpmath.mpf(q), mpmath.mpf(sigma)
+    e = mpmath.exp(eps)
+    # P || Q: the set {log P/Q > eps} = {x > x_hi}
+    if e > 1 - q:
+        x_hi = s**2 * mpmath.log((e - (1 - q)) / q) + mpmath.mpf(1) / 2
+        d_pq = (1 - q) * _sf(x_hi / s) + q * _sf((x_hi - 1) / s) - e * _sf(x_hi / s)
+    else:
+        d_pq = 1 - e  # every x has loss > eps
+    # Q || P: the set {log Q/P > eps} = {x < x_lo}, non-empty only when e^-eps > 1 - q
+    if 1 / e > 1 - q:
+        x_lo = s**2 * mpmath.log((1 / e - (1 - q)) / q) + mpmath.mpf(1) / 2
+        d_qp = mpmath.ncdf(x_lo / s) - e * ((1 - q) * mpmath.ncdf(x_lo / s) + q * mpmath.ncdf((x_lo - 1) / s))
+    else:
+        d_qp = mpmath.mpf(0)
+    return max(d_pq, d_qp, mpmath.mpf(0))
+
+
+def sgm_dp_epsilon(delta, q, sigma) -> mpmath.mpf:
+    """Smallest eps >= 0 with sgm_delta(eps) <= delta, by bisection to working precision."""
+    delta = mpmath.mpf(delta)
+    if not 0 < delta < 1:
+        raise ParameterError(f"delta must lie in (0, 1), got {float(delta)}")
+    if not 0 < q <= 1:
+        raise ParameterError(f"sampling rate q must lie in (0, 1], got {float(q)}")
+    if sgm_delta(0, q, sigma) <= delta:
+        return mpmath.mpf(0)
+    lo, hi = mpmath.mpf(0), mpmath.mpf(1)
+    while sgm_delta(hi, q, sigma) > delta:
+        lo, hi = hi, 2 * hi
+    for _ in range(200):  # delta(eps) is non-increasing
+        mid = (lo + hi) / 2
+        if sgm_delta(mid, q, sigma) > delta:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= mpmath.mpf(2) ** -64 * max(1, hi):  # far below the float rounding of the result
+            break
+    return hi
