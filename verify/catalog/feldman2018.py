@@ -9,10 +9,34 @@ from __future__ import annotations
 
 import sympy as sp
 from sympy import Abs, Eq, Max
+from sympy import log as log_
 
 from verify.model import Application, Assumption, Direction, Quantity, Source, Theorem, Variant
 from verify.results import Verdict
-from verify.symbols import D0, Delta, K, L, a, alpha, beta, eta, gap, gap1, gap2, i, kappa, lam, n, s, sigma, t, w, z
+from verify.symbols import (
+    D0,
+    Delta,
+    K,
+    L,
+    a,
+    alpha,
+    beta,
+    delta,
+    eps,
+    eta,
+    gap,
+    gap1,
+    gap2,
+    i,
+    kappa,
+    lam,
+    n,
+    s,
+    sigma,
+    t,
+    w,
+    z,
+)
 
 SEED = "001_42e4c75025f5ccc0.txt"
 PAPER = "Feldman, Mironov, Talwar, Thakurta 2018, Privacy Amplification by Iteration"
@@ -188,5 +212,53 @@ THEOREMS += (
         4 * alpha * L**2 * sp.harmonic(n - t + 1) / (n * sigma**2), (ORDER, STOP_NOISE),
         frozenset({"replace_one_fixed_index", "convex", "smooth"}),
         (Application("stop_pnsgd_linear_1d", HOLDS, MIXTURE_GRID),),
+    ),
+)
+r = sp.Symbol("r", positive=True)  # ratio of a geometric shift allocation a_j ~ r^(j-t) (Theorem 22)
+CALIBRATED = {"q": 1, "sigma": sp.sqrt(2 * log_(1.25 / delta)) / eps}  # noise multiplier sigma/(2L) as printed
+DP_GRID = {"eps": (0.1, 0.5, 1.0, 2.0, 5.0, 8.0, 10.0, 20.0), "delta": (1e-10, 1e-5, 1e-2)}
+
+THEOREMS += (
+    Theorem(
+        "feldman2018.theorem22", "Contractive noisy iteration with a geometric shift allocation a_j ~ r^(j-t)",
+        _src("Theorem 22"), Variant.PRINTED, Direction.UPPER, Quantity.RENYI,
+        alpha * Delta**2 / (2 * sigma**2) * ((1 - r ** (2 * (n - t + 1))) / (1 - r**2))
+        / ((1 - r ** (n - t + 1)) / (1 - r)) ** 2,
+        (ORDER, STEP, Assumption("allocation", sp.Ne(r, 1), "r != 1 (r = 1 is Theorem 23)")),
+        frozenset({"replace_one_fixed_index", "convex", "smooth"}),
+        (Application("pnsgd_quadratic", HOLDS, {**PNSGD_GRID, "alpha": (2.0,), "r": (0.5, 0.9, 1.1, 2.0)},
+                     bind={"beta": lam}),),
+        note="s_t = eta Delta at the replaced step, a_j = s r^(j-t) / sum_k r^k for j >= t (z_j >= 0, z_n = 0), "
+             "so sum_j R_alpha(N(0, (eta sigma)^2), a_j) is the bound; r = 1 (uniform) minimises it.",
+    ),
+    Theorem(
+        "feldman2018.lemma27.dp",
+        "Gaussian calibration sigma = 2L sqrt(2 ln(1.25/delta))/eps gives local (eps, delta)-DP",
+        _src("Lemma 27 (second part), also used in Theorems 29, 30"), Variant.PRINTED, Direction.UPPER,
+        Quantity.DP_EPSILON, eps,
+        (Assumption("delta_range", delta < 1, "0 < delta < 1"),), frozenset(),
+        (Application("sampled_gaussian", VIOLATED, DP_GRID, defaults=CALIBRATED,
+                     note="One Gaussian mechanism (q = 1) with noise multiplier sigma/(2L)."),),
+        note="The classical calibration (Dwork-Roth Thm. A.1) needs eps < 1; the paper states it for every eps. "
+             "It fails for large eps (research: true up to eps ~ 8.4 at delta = 1e-5).",
+    ),
+    Theorem(
+        "feldman2018.lemma27.dp_small_eps", "Gaussian calibration restricted to eps < 1",
+        _src("Lemma 27 (second part), with Dwork-Roth's eps < 1"), Variant.CORRECTED, Direction.UPPER,
+        Quantity.DP_EPSILON, eps,
+        (Assumption("eps_range", eps < 1, "0 < eps < 1"), Assumption("delta_range", delta < 1, "0 < delta < 1")),
+        frozenset(), (Application("sampled_gaussian", HOLDS, DP_GRID, defaults=CALIBRATED),),
+    ),
+    Theorem(
+        "feldman2018.theorem35.dp", "PNMSGD with sigma = 5L sqrt(ln(1/delta))/eps is (eps, delta)-DP",
+        _src("Theorem 35, remark after the proof"), Variant.PRINTED, Direction.UPPER, Quantity.DP_EPSILON, eps,
+        (STEP, LIPSCHITZ, Assumption("order_range", 2 * log_(1 / delta) / eps >= 5, "alpha = 2 ln(1/delta)/eps >= 5"),
+         Assumption("noise", sp.Eq(sigma, 5 * L * sp.sqrt(log_(1 / delta)) / eps),
+                    "sigma = 5 L sqrt(ln(1/delta))/eps")),
+        frozenset({"replace_one_fixed_index", "convex", "smooth"}),
+        (Application("pnmsgd_quadratic", HOLDS,
+                     {"eps": (0.1, 0.5, 1.0, 2.0), "delta": (1e-8, 1e-5, 1e-2), "eta": (0.5, 1.0, 2.0), "lam": (1.0,),
+                      "n": (1, 2, 5, 10), "i": (1, 2, 5, 10), "Delta": (2.0,)},
+                     defaults={"sigma": 5 * (Delta / 2) * sp.sqrt(log_(1 / delta)) / eps}, bind=ON_QUADRATIC),),
     ),
 )

@@ -3,14 +3,16 @@ exact Gaussian ground truth (no projection, so the output law is Gaussian)."""
 
 from __future__ import annotations
 
+import mpmath
 import sympy as sp
 
 from verify.families._exact import exact
 from verify.model import Assumption, Family, Parameter, Quantity
-from verify.symbols import D0, Delta, K, L, alpha, eta, i, kappa, lam, n, sigma, t
+from verify.symbols import D0, Delta, K, L, alpha, delta, eta, i, kappa, lam, n, sigma, t
+from verify.truth.gaussian import gaussian_dp_epsilon
 from verify.truth.pnsgd_gaussian import cni_affine_renyi, pnmsgd_renyi, pnsgd_renyi
 
-_R = Quantity.RENYI
+_R, _DP = Quantity.RENYI, Quantity.DP_EPSILON
 _HOW = "closed form of the Gaussian output law, mpmath 50 digits"
 _ALPHA = Parameter(alpha, alpha > 1, "Rényi order")
 _SIGMA = Parameter(sigma, sigma > 0, "std of the Gaussian noise added to each gradient (iterate noise eta*sigma)")
@@ -50,12 +52,18 @@ PNMSGD_QUADRATIC = Family(
     name="pnmsgd_quadratic",
     description="Multi-epoch PNSGD (Feldman et al. Alg. 2): n passes in a fixed order over n records on "
                 "(lam/2)||w - x||^2 without projection; record i differs, Delta = lam ||x_i - x_i'||.",
-    parameters=(_ALPHA, _SIGMA, _ETA, Parameter(lam, lam > 0, "curvature"), _N,
+    parameters=(Parameter(alpha, alpha > 1, "Rényi order", quantities=(_R,)), _SIGMA, _ETA,
+                Parameter(lam, lam > 0, "curvature"), _N,
                 Parameter(i, i >= 1, "index of the replaced record", integer=True),
-                Parameter(Delta, Delta >= 0, "gradient difference lam ||x_i - x_i'||")),
+                Parameter(Delta, Delta >= 0, "gradient difference lam ||x_i - x_i'||"),
+                Parameter(delta, sp.And(delta > 0, delta < 1), "delta of (eps, delta)-DP", quantities=(_DP,))),
     facts=_FACTS | {"quadratic_loss"},
     truths={_R: exact(lambda alpha, sigma, eta, lam, n, i, Delta: pnmsgd_renyi(
-        alpha, sigma, int(n), int(i), Delta, 1 - eta * lam), _HOW)},
+        alpha, sigma, int(n), int(i), Delta, 1 - eta * lam), _HOW),
+            # equal-covariance Gaussian pair: R_2 = mu^2, mu the Mahalanobis distance of the means
+            _DP: exact(lambda sigma, eta, lam, n, i, Delta, delta: gaussian_dp_epsilon(delta, mpmath.sqrt(
+                pnmsgd_renyi(2, sigma, int(n), int(i), Delta, 1 - eta * lam))), "tight eps(delta) of the Gaussian "
+                "output pair (Balle-Wang), 50 digits")},
     method=_HOW,
     constraints=(Assumption("index_in_range", i <= n, "1 <= i <= n"),),
 )

@@ -11,8 +11,9 @@ SGM with sensitivity 1 and add/remove neighbours: P = (1-q) N(0, sigma^2) + q N(
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import mpmath
 import numpy as np
@@ -32,7 +33,7 @@ _FLOAT_REL = 4e-16  # rounding of the final float conversion
 class _Mixture:
     """A 1-D Gaussian mixture with positive weights summing to one (validated)."""
 
-    weights: tuple[float, ...]
+    weights: tuple[Any, ...]  # floats, or mpf built at working precision (normalised again in log_pdf_mp)
     means: tuple[float, ...]
     sds: tuple[float, ...]
 
@@ -50,14 +51,24 @@ class _Mixture:
         keep = w > 0
         return cls(tuple(w[keep]), tuple(m[keep]), tuple(s[keep]))
 
-    def log_pdf_mp(self, z: mpmath.mpf) -> mpmath.mpf:
-        logs = [mpmath.log(w) - (z - m) ** 2 / (2 * s**2) - mpmath.log(s) - mpmath.log(2 * mpmath.pi) / 2
-                for w, m, s in zip(self.weights, self.means, self.sds, strict=True)]
-        top = max(logs)
-        return top + mpmath.log(mpmath.fsum(mpmath.exp(v - top) for v in logs))
+    def log_pdf_mp(self) -> Callable[[mpmath.mpf], mpmath.mpf]:
+        """log density as a function at the current working precision (constants converted to mpf once)."""
+        log_total = mpmath.log(mpmath.fsum(self.weights))
+        half_log_2pi = mpmath.log(2 * mpmath.pi) / 2
+        comps = [(mpmath.log(w) - log_total - mpmath.log(mpmath.mpf(s)) - half_log_2pi, mpmath.mpf(m),
+                  1 / (2 * mpmath.mpf(s) ** 2)) for w, m, s in zip(self.weights, self.means, self.sds, strict=True)]
+
+        def log_pdf(z: mpmath.mpf) -> mpmath.mpf:
+            logs = [c - k * (z - m) ** 2 for c, m, k in comps]
+            if len(logs) == 1:
+                return logs[0]
+            top = max(logs)
+            return top + mpmath.log(mpmath.fsum(mpmath.exp(v - top) for v in logs))
+
+        return log_pdf
 
     def log_pdf_np(self, z: np.ndarray) -> np.ndarray:
-        w, m, s = (np.asarray(a)[:, None] for a in (self.weights, self.means, self.sds))
+        w, m, s = (np.asarray(a, dtype=float)[:, None] for a in (self.weights, self.means, self.sds))
         comp = np.log(w) - (z[None, :] - m) ** 2 / (2 * s**2) - np.log(s) - 0.5 * math.log(2 * math.pi)
         return logsumexp(comp, axis=0)
 
@@ -85,10 +96,11 @@ def _breakpoints(p: _Mixture, q: _Mixture, alpha: float, dps: int) -> list[float
     are about one candidate width long, so each holds a smooth, well-resolved piece.
     """
     centres, widths = list(p.means + q.means), list(p.sds + q.sds)
+    floor = 1e-2 / max(widths) ** 2  # tilts flatter than 10x the widest component carry no new structure
     for mi, si in zip(p.means, p.sds, strict=True):
         for mj, sj in zip(q.means, q.sds, strict=True):
             prec = alpha / si**2 + (1 - alpha) / sj**2
-            if prec > 0:
+            if prec > floor:
                 centres.append((alpha * mi / si**2 + (1 - alpha) * mj / sj**2) / prec)
                 widths.append(prec**-0.5)
     lo = min(c - 12 * w for c, w in zip(centres, widths, strict=True))
@@ -107,9 +119,10 @@ def _log_integral(p: _Mixture, q: _Mixture, alpha: float, dps: int) -> tuple[mpm
     with mpmath.workdps(dps):
         a = mpmath.mpf(alpha)
         pts = _breakpoints(p, q, alpha, dps)
+        log_p, log_q = p.log_pdf_mp(), q.log_pdf_mp()
 
         def g(z):
-            return a * p.log_pdf_mp(z) + (1 - a) * q.log_pdf_mp(z)
+            return a * log_p(z) + (1 - a) * log_q(z)
 
         top = max(g(mpmath.mpf(x)) for x in pts)
         points = [mpmath.ninf, *map(mpmath.mpf, pts), mpmath.inf]
@@ -169,7 +182,9 @@ def _sgm_direction(q: float, sigma: float, alpha: float, direction: str, dps: in
         return Truth.exact(float(value), f"SGM R_alpha(P||Q), q={q:g}, sigma={sigma:g}: binomial series "
                                          f"(Mironov-Talwar-Zhang 2019) in mpmath at {dps} digits", rel=_FLOAT_REL)
     gauss = _Mixture((1.0,), (0.0,), (float(sigma),))
-    mix = _Mixture((1 - q, q), (0.0, 1.0), (float(sigma),) * 2) if q < 1 else _Mixture((1.0,), (1.0,), (sigma,))
+    with mpmath.workdps(dps):  # exact weights 1 - q and q at working precision
+        qm = mpmath.mpf(q)
+        mix = _Mixture((1 - qm, qm), (0.0, 1.0), (float(sigma),) * 2) if q < 1 else _Mixture((1.0,), (1.0,), (sigma,))
     p, qq = (mix, gauss) if direction == "pq" else (gauss, mix)
     name = "R_alpha(P||Q)" if direction == "pq" else "R_alpha(Q||P)"
     return _quadrature_truth(p, qq, alpha, dps, f"SGM {name}, q={q:g}, sigma={sigma:g}")

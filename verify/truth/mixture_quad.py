@@ -54,10 +54,10 @@ def renyi_mixture_quad(weights_p: Sequence[float], means_p: Sequence[float], sds
         estimates.append((logs, np.log(half * weights)))
     top = max(e[0].max() for e in estimates)
     fine, coarse = (float(np.sum(np.exp(logs - top) * np.exp(lw))) for logs, lw in estimates)
-    total, err = fine, abs(fine - coarse)
+    total, err = float(fine), float(abs(fine - coarse))
     if not total > 0:
         raise ArithmeticError("quadrature of P^alpha Q^(1-alpha) returned a non-positive value")
-    value = (top + math.log(total)) / (alpha - 1)
+    value = float((top + math.log(total)) / (alpha - 1))
     pad = _SAFETY * err / total / (alpha - 1) + 1e-13 * abs(value) + 1e-15
     return Truth(value, value - pad, value + pad, Method.SERIES,
                  f"composite Gauss-Legendre on [{lo:.3g}, {hi:.3g}] ({panels} panels), relative error estimate "

@@ -1,0 +1,110 @@
+"""Subsampled-Gaussian and Gaussian-mixture Rényi divergences against an independent 50-digit mpmath quadrature."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import pytest
+
+from verify.errors import ParameterError
+from verify.results import Method
+from verify.truth.gaussian import renyi_gaussian_1d
+from verify.truth.mixture import renyi_mixture_1d, sgm_renyi
+
+
+def _reference_sgm(q: float, sigma: float, alpha: float, direction: str) -> float:
+    """Direct 50-digit quadrature: E_Q[(P/Q)^a] = int N(0,s^2) L(z)^a and E_P[(Q/P)^a] = int N(0,s^2) L(z)^(1-a),
+    with L(z) = (1-q) + q exp((2z-1)/(2 s^2)) the likelihood ratio P/Q."""
+    with mpmath.workdps(50):
+        q, s, a = mpmath.mpf(q), mpmath.mpf(sigma), mpmath.mpf(alpha)
+        power = a if direction == "pq" else 1 - a
+
+        def integrand(z):
+            ratio = (1 - q) + q * mpmath.exp((2 * z - 1) / (2 * s**2))
+            return mpmath.npdf(z, 0, s) * ratio**power
+
+        lo = (1 - a) - 12 * s if direction == "qp" else -12 * s
+        hi = a + 12 * s if direction == "pq" else 12 * s
+        points = [mpmath.ninf, *mpmath.linspace(lo, hi, int((hi - lo) / 6) + 2), mpmath.inf]
+        return float(mpmath.log(mpmath.quad(integrand, points)) / (a - 1))
+
+
+CASES = [(0.01, 1.1, 2), (0.01, 1.1, 16), (0.01, 1.1, 32), (0.01, 1.1, 2.5), (0.2, 0.7, 8), (0.5, 2.0, 3.7)]
+
+
+@pytest.mark.parametrize("q, sigma, alpha", CASES)
+@pytest.mark.parametrize("direction", ["pq", "qp"])
+def test_sgm_matches_direct_quadrature(q, sigma, alpha, direction):
+    ref = _reference_sgm(q, sigma, alpha, direction)
+    t = sgm_renyi(q, sigma, alpha, direction)
+    assert t.lower <= ref <= t.upper
+    assert abs(t.value - ref) <= 1e-14 * abs(ref)
+    exact_series = direction == "pq" and float(alpha).is_integer()
+    assert t.method is (Method.EXACT if exact_series else Method.SERIES)
+
+
+def test_sgm_max_is_the_larger_direction():
+    both = [sgm_renyi(0.01, 1.1, 16, d) for d in ("pq", "qp")]
+    t = sgm_renyi(0.01, 1.1, 16)
+    assert t.value == max(b.value for b in both)
+    assert t.value == both[0].value  # add/remove: P||Q dominates (Mironov et al. 2019, Thm 5)
+
+
+@pytest.mark.parametrize("alpha", [2, 7, 2.5])
+@pytest.mark.parametrize("direction", ["pq", "qp", "max"])
+def test_q_one_reduces_to_gaussian(alpha, direction):
+    t = sgm_renyi(1.0, 1.3, alpha, direction)
+    exact = alpha / (2 * 1.3**2)
+    assert t.lower <= exact <= t.upper or math.isclose(t.value, exact, rel_tol=1e-15)
+    assert math.isclose(t.value, exact, rel_tol=1e-14)
+
+
+def test_mixture_1d_gaussians_match_closed_form():
+    # unequal variances: R_a(N(0.3, 1.2^2) || N(-0.4, 1.5^2)) in closed form (Gil et al. 2013)
+    with mpmath.workdps(40):
+        exact = float(renyi_gaussian_1d(0.3, 1.44, -0.4, 2.25, 3.5))
+    t = renyi_mixture_1d([1], [0.3], [1.2], [1], [-0.4], [1.5], 3.5)
+    assert t.lower <= exact <= t.upper and math.isclose(t.value, exact, rel_tol=1e-13)
+
+
+def test_mixture_1d_general_matches_direct_quadrature():
+    wp, mp_, sp = [0.3, 0.7], [-1.0, 0.5], [0.8, 1.1]
+    wq, mq, sq = [0.6, 0.4], [0.0, 2.0], [1.0, 1.3]
+    alpha = 4.5
+    with mpmath.workdps(50):
+        def dens(z, w, m, s):
+            return mpmath.fsum(wi * mpmath.npdf(z, mi, si) for wi, mi, si in zip(w, m, s, strict=True))
+
+        points = [mpmath.ninf, *mpmath.linspace(-15, 15, 11), mpmath.inf]
+        integral = mpmath.quad(lambda z: dens(z, wp, mp_, sp) ** alpha * dens(z, wq, mq, sq) ** (1 - alpha), points)
+        ref = float(mpmath.log(integral) / (alpha - 1))
+    t = renyi_mixture_1d(wp, mp_, sp, wq, mq, sq, alpha)
+    assert t.method is Method.SERIES
+    assert t.lower <= ref <= t.upper and math.isclose(t.value, ref, rel_tol=1e-13)
+
+
+def test_mixture_1d_infinite_when_q_too_narrow():
+    # alpha/sp^2 + (1-alpha)/sq^2 < 0: the integral diverges in the tails
+    t = renyi_mixture_1d([1], [0.0], [2.0], [1], [0.0], [1.0], 3)
+    assert t.value == math.inf
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    (dict(q=0.01, sigma=1.1, alpha=1.0), "alpha"),
+    (dict(q=0.01, sigma=1.1, alpha=float("nan")), "alpha"),
+    (dict(q=0.01, sigma=0.0, alpha=2), "sigma"),
+    (dict(q=0.0, sigma=1.0, alpha=2), "q"),
+    (dict(q=1.5, sigma=1.0, alpha=2), "q"),
+    (dict(q=float("nan"), sigma=1.0, alpha=2), "q"),
+])
+def test_sgm_rejects_bad_parameters(kwargs, name):
+    with pytest.raises(ParameterError, match=name):
+        sgm_renyi(**kwargs)
+
+
+def test_mixture_1d_rejects_bad_weights():
+    with pytest.raises(ParameterError, match="weights"):
+        renyi_mixture_1d([0.5, 0.6], [0, 1], [1, 1], [1], [0], [1], 2)
+    with pytest.raises(ParameterError, match="sds"):
+        renyi_mixture_1d([1], [0], [-1], [1], [0], [1], 2)
