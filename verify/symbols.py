@@ -50,3 +50,8 @@ q = sp.Symbol("q", positive=True)  # Poisson sampling rate
 w = sp.Symbol("w", nonnegative=True)  # weight of a mixture component
 gap1 = sp.Symbol("gap1", nonnegative=True)
 gap2 = sp.Symbol("gap2", nonnegative=True)
+# 1-D instances: constraint half-width, data positions, ridge
+R = sp.Symbol("R", positive=True)  # constraint set C = [-R, R]
+center = sp.Symbol("center", real=True)  # midpoint of the two datasets' means
+x = sp.Symbol("x", real=True)  # the replaced record: x on D, -x on D'
+xo = sp.Symbol("xo", real=True)  # value of the n - 1 shared records

@@ -25,12 +25,14 @@ from verify.symbols import (
     E0,
     K,
     L,
+    R,
     S,
     S_v,
     T,
     alpha,
     beta,
     c,
+    center,
     d,
     delta,
     dist,
@@ -43,6 +45,8 @@ from verify.symbols import (
     n,
     sigma,
     start_var,
+    x,
+    xo,
 )
 
 SEED = "000_7992779d639a2c87.txt"
@@ -70,6 +74,10 @@ def _grid(**overrides: tuple[float, ...]) -> dict[str, tuple[float, ...]]:
 
 
 STABLE_STEPS = (0.01, 0.1, 0.5, 0.9)  # eta*lam < 2 on the default lam grid: variances stay in float range
+PROJECTED_GRID = {"alpha": (2.0, 10.0), "sigma": (0.3,), "eta": (0.1, 0.5), "n": (1,), "K": (1, 5, 50), "S": (0.2,),
+                  "lam": (1.0,), "R": (0.05, 0.25, 1.0), "center": (0.0,)}
+LOGISTIC_GRID = {"alpha": (2.0, 10.0), "sigma": (0.5,), "eta": (0.1, 0.3), "n": (4,), "K": (1, 10, 50),
+                 "x": (2.0,), "xo": (0.5, -1.0), "lam": (0.5,)}
 
 # ---- assumptions shared by several results -------------------------------------------------------------
 ORDER = Assumption("renyi_order", alpha > 1, "Rényi order alpha > 1")
@@ -97,11 +105,11 @@ LOWER_BOUNDS = ("chourasia2021.theorem3",)  # shown beside every upper bound whe
 
 def _renyi(id_: str, title: str, source: Source, variant: Variant, direction: Direction, bound: sp.Expr,
            assumptions: tuple[Assumption, ...], expected: Verdict, grid: dict, *, defaults=None, bind=None,
-           requires: frozenset[str] = frozenset(), note: str = "") -> Theorem:
+           requires: frozenset[str] = frozenset(), note: str = "", extra: tuple[Application, ...] = ()) -> Theorem:
     companions = LOWER_BOUNDS if direction is Direction.UPPER else ()
     app = Application(FAMILY, expected, grid, defaults or {}, bind or {}, companions)
     return Theorem(id_, title, source, variant, direction, Quantity.RENYI, bound, (ORDER, *assumptions),
-                   requires, (app,), note)
+                   requires, (app, *extra), note)
 
 
 THEOREMS = (
@@ -155,6 +163,13 @@ THEOREMS = (
         _src("Corollary 1"), Variant.PRINTED, Direction.UPPER, COR1,
         (CONVEX_SMOOTH, STEP_LEMMA5, START_PRINTED), Verdict.HOLDS, _grid(),
         defaults=START_DEFAULT, bind=SMOOTH_BIND,
+        extra=(
+            Application("noisy_gd_projected_1d", Verdict.HOLDS, PROJECTED_GRID, START_DEFAULT, SMOOTH_BIND,
+                        note="S is the gradient difference over C (research S15)."),
+            Application("noisy_gd_logistic_1d", Verdict.HOLDS, LOGISTIC_GRID, START_DEFAULT,
+                        {"beta": lam + sp.Max(x**2, xo**2) / 4, "S": sp.Abs(x)},
+                        note="beta = lam + max x^2/4; the gradient difference of x vs -x is constant |x|."),
+        ),
     ),
     _renyi(
         "chourasia2021.corollary1.lsi_start", "Corollary 1 for any (lam/(2 sigma^2))-LSI start",
@@ -287,7 +302,13 @@ THEOREMS = (
                      defaults=START_DEFAULT,
                      bind={"beta": lam, "E0": d * start_var + dist**2, "L": lam * sqrt(d * start_var + dist**2) / 2},
                      note="The unconstrained quadratic is not globally Lipschitz; L is bound to the smallest "
-                          "value the proof uses (E0 <= 4L^2/lam^2)."),),
+                          "value the proof uses (E0 <= 4L^2/lam^2)."),
+         Application("noisy_gd_projected_1d", Verdict.HOLDS,
+                     {"sigma": (0.05, 0.3), "eta": (0.1, 0.5), "K": (1, 20, 200), "lam": (1.0,), "n": (1, 10),
+                      "S": (0.2, 1.0), "R": (1.0,), "center": (0.0, 0.3)},
+                     defaults=START_DEFAULT,
+                     bind={"beta": lam, "d": 1, "E0": 4 * R**2, "L": lam * (R + sp.Abs(center) + S / (2 * lam))},
+                     note="L = sup over C and records of |lam (theta - x_i)|; E0 <= diam(C)^2 = 4 R^2.")),
         note="The printed noise term 2 beta d sigma^2/lam is twice what the proof gives (research S11).",
     ),
     Theorem(

@@ -62,6 +62,8 @@ CNI_GRID = {"alpha": (1.5, 2.0, 10.0), "sigma": (0.5, 1.0, 2.0), "K": (1, 2, 10,
             "kappa": (-1.0, -0.5, 0.0, 0.5, 0.9, 1.0)}
 SHIFT_GRID = {"alpha": (2.0, 10.0), "s": (0.5, 1.0), "gap": (0.0, 0.5, 2.0), "z": (0.0, 0.3, 1.0)}
 
+PROJECTED_GRID = {"alpha": (1.5, 2.0), "sigma": (0.5, 1.0), "eta": (0.5, 1.0), "n": (1, 2, 5), "t": (1, 2, 5),
+                  "L": (1.0,), "R": (0.05, 0.5, 1.0)}
 ON_QUADRATIC = {"beta": lam, "L": Delta / 2}  # relaxed reading: the proof only uses the gradient difference
 ON_LINEAR = {"beta": 2 / eta, "Delta": 2 * L}  # linear losses are beta-smooth for every beta; the worst pair
 
@@ -139,7 +141,9 @@ THEOREMS = (
                      note="Linear losses attain the bound at t = 1."),
          Application("pnsgd_quadratic", HOLDS, PNSGD_GRID, bind=ON_QUADRATIC,
                      note="Quadratics are not globally Lipschitz; L = Delta/2 is the gradient-difference reading "
-                          "that the proof uses (research §2.3).")),
+                          "that the proof uses (research §2.3)."),
+         Application("pnsgd_projected_1d", HOLDS, PROJECTED_GRID, bind=ON_LINEAR,
+                     note="Projection onto [-R, R]: the output law has atoms (research §3.5).")),
     ),
     Theorem(
         "feldman2018.theorem23.large_step", "Theorem 23 with a non-contractive step eta > 2/beta",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from verify.errors import UnknownIdError
+from verify.families.grid import NOISY_GD_LOGISTIC_1D, NOISY_GD_PROJECTED_1D, PNSGD_PROJECTED_1D
 from verify.families.mixtures import (
     MIXTURE_VS_GAUSSIAN,
     SAMPLED_GAUSSIAN,
@@ -17,7 +18,7 @@ from verify.model import Family
 FAMILIES: dict[str, Family] = {f.name: f for f in (
     NOISY_GD_QUADRATIC, NOISY_GD_SUM_QUADRATIC, PNSGD_QUADRATIC, PNSGD_LINEAR, PNMSGD_QUADRATIC, CNI_AFFINE,
     SHIFT_REDUCTION_GAUSSIAN, CONTRACTION_GAUSSIAN, SAMPLED_GAUSSIAN, STOP_PNSGD_LINEAR_1D, SKIP_PNSGD_LINEAR_1D,
-    MIXTURE_VS_GAUSSIAN,
+    MIXTURE_VS_GAUSSIAN, NOISY_GD_PROJECTED_1D, NOISY_GD_LOGISTIC_1D, PNSGD_PROJECTED_1D,
 )}
 
 

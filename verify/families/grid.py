@@ -1,0 +1,120 @@
+"""1-D instances with projection or non-quadratic losses: truth by transfer-matrix density propagation
+(verify.truth.grid1d), with an error estimate from grid refinement. Rényi truths take both orders."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+
+from verify.model import Assumption, Family, Parameter, Quantity
+from verify.results import Method, Truth
+from verify.symbols import K, L, R, S, alpha, center, eta, lam, n, sigma, start_var, t, x, xo
+from verify.truth.grid1d import grid_expectation, grid_renyi, noisy_gd_process, pnsgd_process
+
+_R, _RISK = Quantity.RENYI, Quantity.EXCESS_RISK
+
+
+def _both_orders(p, p_prime, alpha: float, what: str) -> Truth:
+    a, b = grid_renyi(p, p_prime, alpha), grid_renyi(p_prime, p, alpha)
+    best = a if a.value >= b.value else b
+    return Truth(best.value, max(a.lower, b.lower), max(a.upper, b.upper), Method.GRID,
+                 f"{what}, max of both orders; larger: {best.detail}")
+
+
+def _quadratic_means(S, lam, n, center):
+    """Dataset means of the projected quadratic instance: records differ by S/lam, means by S/(lam n)."""
+    gap = S / (lam * n)
+    return center + gap / 2, center - gap / 2
+
+
+def _projected_renyi(alpha, sigma, eta, n, K, S, lam, start_var, R, center) -> Truth:
+    m, m_prime = _quadratic_means(S, lam, n, center)
+    common = dict(eta=eta, sigma=sigma, K=int(K), R=R, start_sd=math.sqrt(start_var))
+    p = noisy_gd_process(lambda th: lam * (th - m), **common)
+    p_prime = noisy_gd_process(lambda th: lam * (th - m_prime), **common)
+    return _both_orders(p, p_prime, alpha, "projected noisy GD on a quadratic")
+
+
+def _projected_risk(sigma, eta, n, K, S, lam, start_var, R, center) -> Truth:
+    m, _ = _quadratic_means(S, lam, n, center)
+    best = min(max(m, -R), R)  # minimiser of L_D over C
+    p = noisy_gd_process(lambda th: lam * (th - m), eta=eta, sigma=sigma, K=int(K), R=R,
+                         start_sd=math.sqrt(start_var))
+    return grid_expectation(p, lambda th: lam / 2 * ((th - m) ** 2 - (best - m) ** 2))
+
+
+NOISY_GD_PROJECTED_1D = Family(
+    name="noisy_gd_projected_1d",
+    description="Noisy GD (Chourasia et al. Alg. 1) on (lam/2)(theta - x)^2 over C = [-R, R] in 1-D, projecting every "
+                "step and the start Proj(N(0, start_var)); the replaced record moves the dataset mean by "
+                "S/(lam n) around `center` (records: n-1 at center, x_1 = center +- S/(2 lam)).",
+    parameters=(
+        Parameter(alpha, alpha > 1, "Rényi order", quantities=(_R,)),
+        Parameter(sigma, sigma > 0, "Langevin noise scale; each step adds N(0, 2 eta sigma^2)"),
+        Parameter(eta, eta > 0, "step size"), Parameter(n, n >= 1, "dataset size", integer=True),
+        Parameter(K, K >= 1, "iterations", integer=True),
+        Parameter(S, S >= 0, "summed-gradient sensitivity lam |x_1 - x_1'|"),
+        Parameter(lam, lam > 0, "curvature"), Parameter(start_var, start_var >= 0, "start variance (0: fixed at 0)"),
+        Parameter(R, R > 0, "C = [-R, R]"), Parameter(center, sp.true, "midpoint of the two dataset means"),
+    ),
+    facts=frozenset({"quadratic_loss", "bounded_domain", "replace_one", "gaussian_start", "shared_start", "projected"}),
+    truths={_R: _projected_renyi, _RISK: _projected_risk},
+    method="1-D transfer matrix with boundary atoms, refined grid error estimate",
+)
+
+
+def _logistic_grad(x, lam):
+    return lambda th: -x / (1 + np.exp(np.clip(x * th, -700, 700))) + lam * th
+
+
+def _logistic_renyi(alpha, sigma, eta, n, K, x, xo, lam, start_var) -> Truth:
+    common = dict(eta=eta, sigma=sigma, K=int(K), start_sd=math.sqrt(start_var))
+    shared = _logistic_grad(xo, lam)
+    avg = [lambda th, s=sign: ((n - 1) * shared(th) + _logistic_grad(s * x, lam)(th)) / n for sign in (1, -1)]
+    return _both_orders(noisy_gd_process(avg[0], **common), noisy_gd_process(avg[1], **common), alpha,
+                        "noisy GD on logistic + ridge")
+
+
+NOISY_GD_LOGISTIC_1D = Family(
+    name="noisy_gd_logistic_1d",
+    description="Noisy GD (Chourasia et al. Alg. 1) on l(theta; x) = log(1 + exp(-x theta)) + (lam/2) theta^2 over R; "
+                "n-1 records equal xo, the replaced record is x on D and -x on D' (gradient difference constant |x|).",
+    parameters=(
+        Parameter(alpha, alpha > 1, "Rényi order"), Parameter(sigma, sigma > 0, "Langevin noise scale"),
+        Parameter(eta, eta > 0, "step size"), Parameter(n, n >= 1, "dataset size", integer=True),
+        Parameter(K, K >= 1, "iterations", integer=True), Parameter(x, sp.true, "replaced record (x vs -x)"),
+        Parameter(xo, sp.true, "the n-1 shared records"), Parameter(lam, lam > 0, "ridge curvature = strong convexity"),
+        Parameter(start_var, start_var >= 0, "start variance (0: fixed at 0)"),
+    ),
+    facts=frozenset({"replace_one", "gaussian_start", "shared_start", "unconstrained", "logistic_loss"}),
+    truths={_R: _logistic_renyi},
+    method="1-D transfer matrix, refined grid error estimate",
+)
+
+
+def _pnsgd_projected(alpha, sigma, eta, n, t, L, R) -> Truth:
+    zero, plus, minus = (lambda w: 0 * w), (lambda w: L + 0 * w), (lambda w: -L + 0 * w)
+    steps = [zero] * int(n)
+    run, run_prime = list(steps), list(steps)
+    run[int(t) - 1], run_prime[int(t) - 1] = plus, minus
+    p = pnsgd_process(run, eta=eta, sigma=sigma, R=R)
+    return _both_orders(p, pnsgd_process(run_prime, eta=eta, sigma=sigma, R=R), alpha, "projected PNSGD, linear")
+
+
+PNSGD_PROJECTED_1D = Family(
+    name="pnsgd_projected_1d",
+    description="PNSGD (Feldman et al. Alg. 1) on linear losses f(w; x) = x w over K = [-R, R], w_0 = 0; record t is "
+                "+L vs -L, the others 0 (the output law has atoms at +-R).",
+    parameters=(
+        Parameter(alpha, alpha > 1, "Rényi order"), Parameter(sigma, sigma > 0, "std of the gradient noise"),
+        Parameter(eta, eta > 0, "step size"), Parameter(n, n >= 1, "records = steps", integer=True),
+        Parameter(t, t >= 1, "index of the replaced record", integer=True), Parameter(L, L > 0, "Lipschitz constant"),
+        Parameter(R, R > 0, "K = [-R, R]"),
+    ),
+    facts=frozenset({"replace_one_fixed_index", "convex", "smooth", "linear_loss", "projected", "bounded_domain"}),
+    truths={_R: _pnsgd_projected},
+    method="1-D transfer matrix with boundary atoms, refined grid error estimate",
+    constraints=(Assumption("index_in_range", t <= n, "1 <= t <= n"),),
+)
