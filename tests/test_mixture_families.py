@@ -85,3 +85,33 @@ def test_lemma25_large_c_counterexample_by_hand():
     by_hand = mpmath.log(0.99**2 + 2 * 0.99 * 0.01 + 0.01**2 * mpmath.exp(16))
     assert r.truth.value == pytest.approx(float(by_hand), rel=1e-10)
     assert r.bound == pytest.approx(17 * 0.01 * 16) and r.verdict is Verdict.VIOLATED
+
+
+def test_weak_monte_carlo_evidence_is_inconclusive():
+    """50 samples at alpha = 32: the checker refuses to decide, whatever side the bound is on."""
+    from verify.checker import decide
+    from verify.model import Direction
+    weak = verify.family("sampled_gaussian_mc").truth(alpha=32, q=0.01, sigma=1.1, samples=50, seed=0)
+    assert decide(Direction.UPPER, weak.value * 10, weak) is Verdict.INCONCLUSIVE
+    assert decide(Direction.UPPER, weak.value / 10, weak) is Verdict.INCONCLUSIVE
+
+
+def test_tilted_estimate_brackets_the_exact_value_and_decides():
+    mc = verify.family("sampled_gaussian_mc").truth(alpha=16, q=0.01, sigma=1.1, samples=100_000, seed=3)
+    exact = verify.family("sampled_gaussian").truth(alpha=16, q=0.01, sigma=1.1)
+    assert mc.lower <= exact.value <= mc.upper
+    r = verify.check("wang2021.noisysgd_tcdp", family="sampled_gaussian_mc", alpha=16, q=0.01, sigma=1.1,
+                     samples=100_000, seed=3)
+    assert r.verdict is Verdict.VIOLATED and r.truth.method is verify.Method.MONTE_CARLO
+
+
+def test_naive_estimator_would_hide_a_violation():
+    """A wrong bound of 0.01 at alpha = 16 passes against the naive estimate (~0.0014) but fails exactly (1.70):
+    why the catalog never uses the naive family."""
+    from verify.checker import decide
+    from verify.model import Direction
+    naive = verify.family("sampled_gaussian_naive_mc").truth(alpha=16, q=0.01, sigma=1.1, samples=100_000, seed=3)
+    exact = verify.family("sampled_gaussian").truth(alpha=16, q=0.01, sigma=1.1)
+    assert decide(Direction.UPPER, 0.01, naive) is Verdict.HOLDS
+    assert decide(Direction.UPPER, 0.01, exact) is Verdict.VIOLATED
+    assert exact.value / naive.value > 100

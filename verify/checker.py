@@ -14,6 +14,7 @@ from verify.errors import AssumptionError, ParameterError
 from verify.families import family as get_family
 from verify.model import Application, Direction, FromFamily, Theorem, check_declared_domain, evaluate
 from verify.results import CompanionValue, Method, PointResult, Truth, Verdict
+from verify.truth.renyi_estimator import too_weak
 
 
 def decide(direction: Direction, bound: float, truth: Truth) -> Verdict:
@@ -21,9 +22,12 @@ def decide(direction: Direction, bound: float, truth: Truth) -> Verdict:
 
     An exact truth's interval only covers rounding, so overlap there means equality (which satisfies
     upper, lower and exact claims). An estimated truth's interval is a confidence interval, so overlap
-    means the evidence cannot decide: INCONCLUSIVE, never HOLDS.
+    means the evidence cannot decide: INCONCLUSIVE, never HOLDS. A Monte-Carlo truth with a low effective sample
+    size or a wide interval (`too_weak`) decides nothing.
     """
     exact = truth.method is Method.EXACT
+    if truth.method is Method.MONTE_CARLO and too_weak(truth):
+        return Verdict.INCONCLUSIVE  # too few effective samples or too wide an interval to decide anything
     below, above = bound < truth.lower, bound > truth.upper
     if direction is Direction.UPPER:
         bad, good = below, truth.upper <= bound

@@ -55,3 +55,6 @@ R = sp.Symbol("R", positive=True)  # constraint set C = [-R, R]
 center = sp.Symbol("center", real=True)  # midpoint of the two datasets' means
 x = sp.Symbol("x", real=True)  # the replaced record: x on D, -x on D'
 xo = sp.Symbol("xo", real=True)  # value of the n - 1 shared records
+# Monte-Carlo truths
+samples = sp.Symbol("samples", integer=True, positive=True)
+seed = sp.Symbol("seed", integer=True, nonnegative=True)
