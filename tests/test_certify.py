@@ -233,7 +233,7 @@ def test_cli_exit_codes(capsys):
     (["--lhs", "().__class__.__bases__", "--rhs", "1", "--box", "x=0:1"], "not allowed"),
     (["--lhs", "(lambda: 1)()", "--rhs", "1", "--box", "x=0:1"], "not allowed"),
     (["--lhs", "eval('1')", "--rhs", "1", "--box", "x=0:1"], "eval"),
-    (["--lhs", "y", "--rhs", "1", "--box", "x=0:1"], "unknown name 'y'"),
+    (["--lhs", "y", "--rhs", "1", "--box", "x=0:1"], "unknown symbol 'y'"),
     (["--lhs", "2**2**2**100", "--rhs", "1", "--box", "x=0:1"], "exponent"),
     (["--lhs", "x", "--rhs", "1", "--box", "x=2:1"], "exceeds"),
     (["--lhs", "x", "--rhs", "1", "--box", "x=0:nan"], "finite number"),

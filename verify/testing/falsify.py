@@ -133,8 +133,8 @@ def user_theorem(bound: sp.Expr | str, family: str, side: str = "upper", *, quan
     extra = {**(bind or {}), **(defaults or {})}
     symbols |= {k: sp.Symbol(k, real=True) for k in extra if k not in symbols}
 
-    def parse(x):
-        return parse_expression(x, symbols) if isinstance(x, str) else sp.sympify(x)
+    def parse(x, condition=False):
+        return parse_expression(x, symbols, condition=condition, what=str(x)) if isinstance(x, str) else sp.sympify(x)
 
     expr = parse(bound)
     allowed = set(fam.parameter_names(quantity)) | set(extra)
@@ -142,7 +142,8 @@ def user_theorem(bound: sp.Expr | str, family: str, side: str = "upper", *, quan
     if unknown:
         raise ParameterError(f"bound uses {', '.join(unknown)}, which family {family} does not provide for "
                              f"'{quantity.value}'; its parameters are {', '.join(fam.parameter_names(quantity))}")
-    assumptions = tuple(Assumption(f"extra_{k}", parse(c), str(c)) for k, c in enumerate(extra_assumptions))
+    assumptions = tuple(Assumption(f"extra_{k}", parse(c, condition=True), str(c))
+                        for k, c in enumerate(extra_assumptions))
     app = Application(family, Verdict.HOLDS, {}, {k: parse(v) for k, v in (defaults or {}).items()},
                       {k: parse(v) if not isinstance(v, FromFamily) else v for k, v in (bind or {}).items()})
     return Theorem(name, f"user bound ({side})", Source("-", "user", "-"), Variant.DERIVED, SIDES[side],
