@@ -76,7 +76,7 @@ def _grid(**overrides: tuple[float, ...]) -> dict[str, tuple[float, ...]]:
 STABLE_STEPS = (0.01, 0.1, 0.5, 0.9)  # eta*lam < 2 on the default lam grid: variances stay in float range
 PROJECTED_GRID = {"alpha": (2.0, 10.0), "sigma": (0.3,), "eta": (0.1, 0.5), "n": (1,), "K": (1, 5, 50), "S": (0.2,),
                   "lam": (1.0,), "R": (0.05, 0.25, 1.0), "center": (0.0,)}
-LOGISTIC_GRID = {"alpha": (2.0, 10.0), "sigma": (0.5,), "eta": (0.1, 0.3), "n": (4,), "K": (1, 10, 50),
+LOGISTIC_GRID = {"alpha": (2.0, 10.0), "sigma": (0.5,), "eta": (0.1, 0.3), "n": (4,), "K": (1, 10, 30),
                  "x": (2.0,), "xo": (0.5, -1.0), "lam": (0.5,)}
 
 # ---- assumptions shared by several results -------------------------------------------------------------
@@ -304,7 +304,7 @@ THEOREMS = (
                      note="The unconstrained quadratic is not globally Lipschitz; L is bound to the smallest "
                           "value the proof uses (E0 <= 4L^2/lam^2)."),
          Application("noisy_gd_projected_1d", Verdict.HOLDS,
-                     {"sigma": (0.05, 0.3), "eta": (0.1, 0.5), "K": (1, 20, 200), "lam": (1.0,), "n": (1, 10),
+                     {"sigma": (0.1, 0.3), "eta": (0.1, 0.5), "K": (1, 20, 200), "lam": (1.0,), "n": (1, 10),
                       "S": (0.2, 1.0), "R": (1.0,), "center": (0.0, 0.3)},
                      defaults=START_DEFAULT,
                      bind={"beta": lam, "d": 1, "E0": 4 * R**2, "L": lam * (R + sp.Abs(center) + S / (2 * lam))},

@@ -220,7 +220,7 @@ THEOREMS += (
 )
 r = sp.Symbol("r", positive=True)  # ratio of a geometric shift allocation a_j ~ r^(j-t) (Theorem 22)
 CALIBRATED = {"q": 1, "sigma": sp.sqrt(2 * log_(1.25 / delta)) / eps}  # noise multiplier sigma/(2L) as printed
-DP_GRID = {"eps": (0.1, 0.5, 1.0, 2.0, 5.0, 8.0, 10.0, 20.0), "delta": (1e-10, 1e-5, 1e-2)}
+DP_GRID = {"eps": (0.05, 0.1, 0.5, 0.9, 0.99, 2.0, 5.0, 8.0, 10.0, 20.0), "delta": (1e-10, 1e-5, 1e-2)}
 
 THEOREMS += (
     Theorem(
