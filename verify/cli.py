@@ -1,10 +1,12 @@
-"""Command line: `verify list | check | run`."""
+"""Command line: `verify list | check | run | report`."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -87,6 +89,35 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    try:
+        from verify.reporting.build import build_report
+        from verify.reporting.progress import ProgressBar
+    except ImportError as err:
+        print(f"error: `verify report` needs the report extra (pip install 'dp-verify[report]'): {err}",
+              file=sys.stderr)
+        return 2
+    bar = ProgressBar(enabled=not args.quiet and sys.stderr.isatty())
+    main_thread = threading.current_thread() is threading.main_thread()
+    if main_thread:  # on SIGTERM, unwind so that the partial report folder is removed
+        previous = signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
+    try:
+        report = build_report(args.only, args.out, seed=args.seed, backend=args.backend, progress=bar,
+                              workers=args.workers)
+    finally:
+        bar.close()
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
+    outcome = report.run
+    bad = outcome.unexpected
+    for r in bad:
+        print(f"UNEXPECTED {r.theorem} on {r.family}: {r.status} (expected {r.expected.value})")
+    print(f"{len(outcome.results)} checks in {outcome.seconds:.1f} s; {len(outcome.results) - len(bad)} as expected, "
+          f"{len(bad)} unexpected ({len(outcome.errors)} with errors)\nwrote {report.path}/index.html, report.md, "
+          f"results.json")
+    return 1 if bad else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="verify", description="Check differential-privacy theorems.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -108,6 +139,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", metavar="PATH", help="write the results as JSON")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(fn=cmd_run)
+
+    p = sub.add_parser("report", help="run the checks and write results.json, report.md and index.html with plots; "
+                                      "exit 1 on an unexpected verdict")
+    p.add_argument("--out", metavar="DIR", help="report folder (default: reports/<run-id>, and reports/latest "
+                                                "is pointed at it)")
+    p.add_argument("--only", nargs="*", default=[], help="ids or paper keys")
+    p.add_argument("--backend", help="array backend of the numerical kernels: numpy, cupy or array_api_strict "
+                                     "(default: $VERIFY_BACKEND, else numpy)")
+    p.add_argument("--seed", type=int, default=0, help="seed recorded with the run, for reproduction (default 0)")
+    p.add_argument("--workers", type=int, help="processes for the checks and figures (default: up to 4)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(fn=cmd_report)
     return parser
 
 

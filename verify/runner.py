@@ -8,15 +8,20 @@ with the same selection, seed and backend give identical JSON apart from those.
 from __future__ import annotations
 
 import math
+import os
 import platform
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
+from multiprocessing import get_all_start_methods, get_context
 
 import sympy as sp
 
+from verify.backend import ENV_VAR, get_namespace
 from verify.catalog import companions, select
 from verify.checker import ApplicationResult, check_application
 from verify.model import Application, FromFamily, Theorem
@@ -139,20 +144,85 @@ def result_dict(t: Theorem, r: ApplicationResult) -> dict:
     return {**summary, "application": application_summary(app) if app else None, **r.to_dict()}
 
 
+def fork_executor(workers: int | None, n_jobs: int, backend: str = "numpy") -> Executor | None:
+    """A pool of `workers` forked processes (default: up to 4, one per CPU), or None where forking is not worth
+    it or not safe: one worker or job, no fork on this platform, or the cupy backend (CUDA does not survive a
+    fork). Forked workers inherit the catalog and any state set before the first submit."""
+    workers = min(4, os.cpu_count() or 1) if workers is None else workers
+    if workers <= 1 or n_jobs < 2 or backend == "cupy" or "fork" not in get_all_start_methods():
+        return None
+    return ProcessPoolExecutor(max_workers=min(workers, n_jobs), mp_context=get_context("fork"))
+
+
+_JOBS: dict[str, Theorem] = {}  # the theorems of a parallel run, inherited by its forked workers
+
+
+def _check(theorem_id: str, index: int) -> ApplicationResult:
+    theorem = _JOBS[theorem_id]
+    app = theorem.applications[index]
+    return check_application(theorem, app, companions(app))
+
+
+@contextmanager
+def use_backend(name: str):
+    """Make `name` the array backend of the numerical kernels (env VERIFY_BACKEND) for the duration."""
+    get_namespace(name)  # fails early, naming the backend, if it is unknown or unusable
+    previous = os.environ.get(ENV_VAR)
+    os.environ[ENV_VAR] = name
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(ENV_VAR, None)
+        else:
+            os.environ[ENV_VAR] = previous
+
+
 def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], None] | None = None, *,
-        seed: int = 0, backend: str = "numpy") -> RunResult:
+        seed: int = 0, backend: str | None = None, workers: int | None = 1) -> RunResult:
     """Check the selected entries (all by default) over their default grids.
 
-    `seed` and `backend` are recorded in the result (and in its JSON) so that a run can be reproduced; the
-    current families are exact, so neither changes a value yet.
+    `backend` is the array backend of the numerical kernels during the run (None: $VERIFY_BACKEND, else numpy);
+    `seed` is recorded so that a run can be reproduced (sampling families take their seed as a grid parameter).
+    `workers` > 1 (None: up to 4) checks entries in forked processes, with the same result as one worker.
+    `progress(theorem, i, total)` is called before each entry (one worker) or as entries finish.
     """
     started = _utc_now()
     start = time.perf_counter()
     theorems = select(list(selectors))
-    results = []
-    for i, t in enumerate(theorems):
-        if progress:
-            progress(t, i, len(theorems))
-        results.extend(check_application(t, app, companions(app)) for app in t.applications)
-    return RunResult(tuple(theorems), tuple(results), time.perf_counter() - start, int(seed), str(backend),
+    jobs = [(t, i) for t in theorems for i in range(len(t.applications))]
+    backend = str(backend or os.environ.get(ENV_VAR) or "numpy")
+    with use_backend(backend):
+        pool = fork_executor(workers, len(jobs), backend)
+        if pool is None:
+            results = []
+            for i, t in enumerate(theorems):
+                if progress:
+                    progress(t, i, len(theorems))
+                results.extend(check_application(t, app, companions(app)) for app in t.applications)
+        else:
+            results = _run_parallel(pool, jobs, progress)
+    return RunResult(tuple(theorems), tuple(results), time.perf_counter() - start, int(seed), backend,
                      tuple(selectors), started)
+
+
+def _run_parallel(pool: Executor, jobs: list[tuple[Theorem, int]],
+                  progress: Callable[[Theorem, int, int], None] | None) -> list[ApplicationResult]:
+    _JOBS.clear()
+    _JOBS.update((t.id, t) for t, _ in jobs)
+    out: list[ApplicationResult | None] = [None] * len(jobs)
+    try:
+        with pool:
+            futures = {pool.submit(_check, t.id, i): k for k, (t, i) in enumerate(jobs)}
+            try:
+                for done, future in enumerate(as_completed(futures)):
+                    k = futures[future]
+                    out[k] = future.result()
+                    if progress:
+                        progress(jobs[k][0], done, len(jobs))
+            except BaseException:
+                pool.shutdown(wait=True, cancel_futures=True)  # do not finish the other entries first
+                raise
+    finally:
+        _JOBS.clear()
+    return [r for r in out if r is not None]

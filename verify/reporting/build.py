@@ -12,23 +12,22 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, Future, as_completed
 from datetime import datetime, timezone
-from multiprocessing import get_context
 from pathlib import Path
 from typing import NamedTuple
 
+from verify.model import Theorem
 from verify.reporting.html import copy_static, render_html
 from verify.reporting.markdown import render_markdown
 from verify.reporting.plots import plot_sweeps
-from verify.reporting.schema import can_validate, validate
-from verify.reporting.sweeps import sweeps_for
+from verify.reporting.sweeps import base_point, sweep, swept_parameters
 from verify.reporting.view import QUANTITY_LABEL, anchors, build_view
-from verify.runner import SCHEMA_VERSION, RunResult, json_safe, run
+from verify.runner import SCHEMA_VERSION, RunResult, fork_executor, json_safe, run, use_backend
 
 Progress = Callable[[str, str, int, int], None]  # (phase, label, done, total)
 DEFAULT_ROOT = Path("reports")
-PARALLEL_FROM = 6  # figures; below this, plotting in worker processes costs more than it saves
+PARALLEL_FROM = 6  # results; below this, worker processes cost more than they save
 
 
 class Report(NamedTuple):
@@ -53,41 +52,59 @@ class _Serial(Executor):
         return future
 
 
-def _executor(n_figures: int, workers: int | None) -> Executor:
-    workers = min(4, os.cpu_count() or 1) if workers is None else workers
-    if workers <= 1 or n_figures < PARALLEL_FROM:
-        return _Serial()
-    return ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"))
+_THEOREMS: dict[str, Theorem] = {}  # the run's theorems by id while a report is written (inherited by workers)
+
+
+def _figure(theorem_id: str, family: str, base: dict[str, float], stem: Path) -> list[dict]:
+    """Sweep one result around `base`, draw `stem`.png/.svg when some sweep has two points; return the sweeps."""
+    theorem = _THEOREMS[theorem_id]
+    app = theorem.application(family)
+    sweeps = json_safe([sweep(theorem, app, base, p).to_dict() for p in swept_parameters(app)])
+    plottable = [s for s in sweeps if len(s["values"]) >= 2]
+    if plottable:
+        ylabel = QUANTITY_LABEL.get(theorem.quantity.value, theorem.quantity.value)
+        plot_sweeps(plottable, f"{theorem_id} — {theorem.title}", ylabel, stem)
+    return sweeps
 
 
 def _write(outcome: RunResult, folder: Path, run_id: str | None, progress: Progress, workers: int | None) -> None:
     data = outcome.to_dict(run_id)
-    by_id = {t.id: t for t in outcome.theorems}
+    _THEOREMS.clear()
+    _THEOREMS.update((t.id, t) for t in outcome.theorems)
     stems = anchors(data["results"])
-    (folder / "plots").mkdir()
-    total = len(outcome.results)
-    with _executor(total, workers) as pool:
-        jobs = []
-        for i, (r, entry, stem) in enumerate(zip(outcome.results, data["results"], stems, strict=True)):
-            progress("sweeps", r.theorem, i, total)
-            theorem = by_id[r.theorem]
-            app = theorem.application(r.family)
-            sweeps = sweeps_for(theorem, app, r) if app else []
-            entry["sweeps"] = json_safe([s.to_dict() for s in sweeps])
-            entry["figure"] = None
-            if sweeps:
-                entry["figure"] = {"png": f"plots/{stem}.png", "svg": f"plots/{stem}.svg"}
-                title = f"{r.theorem} — {theorem.title}"
-                ylabel = QUANTITY_LABEL.get(theorem.quantity.value, theorem.quantity.value)
-                jobs.append(pool.submit(plot_sweeps, entry["sweeps"], title, ylabel, folder / "plots" / stem))
-        for done, job in enumerate(as_completed(jobs), 1):
-            job.result()
-            progress("plots", "", done, len(jobs))
-    if can_validate():
-        validate(data)
+    plots = folder / "plots"
+    plots.mkdir()
+    jobs: dict[Future, int] = {}
+    parallel = len(outcome.results) >= PARALLEL_FROM
+    pool = (fork_executor(workers, len(outcome.results), outcome.backend) if parallel else None) or _Serial()
+    try:
+        with use_backend(outcome.backend), pool:
+            for i, r in enumerate(outcome.results):
+                theorem = _THEOREMS[r.theorem]
+                app = theorem.application(r.family)
+                base = base_point(theorem, app, r) if app else None
+                if base is not None:
+                    jobs[pool.submit(_figure, r.theorem, r.family, base, plots / stems[i])] = i
+            sweeps: dict[str, list[dict]] = {}
+            try:
+                for done, job in enumerate(as_completed(jobs), 1):
+                    i = jobs[job]
+                    sweeps[stems[i]] = job.result()
+                    progress("figures", outcome.results[i].theorem, done, len(jobs))
+            except BaseException:
+                pool.shutdown(wait=True, cancel_futures=True)  # do not finish the other figures first
+                raise
+    finally:
+        _THEOREMS.clear()
+    for entry, stem in zip(data["results"], stems, strict=True):
+        entry["figure"] = None
+        if (plots / f"{stem}.png").exists():
+            entry["figure"] = {"png": f"plots/{stem}.png", "svg": f"plots/{stem}.svg", "data": f"plots/{stem}.json"}
+            (plots / f"{stem}.json").write_text(json.dumps(sweeps[stem], indent=1, ensure_ascii=False) + "\n",
+                                                encoding="utf-8")
     (folder / "results.json").write_text(json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n",
                                          encoding="utf-8")
-    view = build_view(data)
+    view = build_view(data, sweeps)
     (folder / "report.md").write_text(render_markdown(view), encoding="utf-8")
     (folder / "index.html").write_text(render_html(view, SCHEMA_VERSION), encoding="utf-8")
     copy_static(folder)
@@ -111,7 +128,7 @@ def write_report(outcome: RunResult, out_dir: Path | str, *, run_id: str | None 
     """Write the report of `outcome` to `out_dir` (replacing it) atomically; return `out_dir`.
 
     `run_id` is recorded under results.json's `timing` (default: the folder's name); `workers` caps the
-    processes that draw plots (default: up to 4 for large reports, 1 means in this process).
+    processes that compute the sweeps and draw the plots (default: up to 4 for large reports; 1: this process).
     """
     out_dir = Path(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -147,17 +164,19 @@ def update_latest(root: Path, target: Path) -> Path:
 
 
 def build_report(selectors: Sequence[str] = (), out: Path | str | None = None, *, root: Path | str = DEFAULT_ROOT,
-                 seed: int = 0, backend: str = "numpy", progress: Progress | None = None,
+                 seed: int = 0, backend: str | None = None, progress: Progress | None = None,
                  workers: int | None = None) -> Report:
     """Run the checks and write their report.
 
     Without `out` the report goes to `root/<run-id>/` and `root/latest` is pointed at it once it is complete;
-    with `out` it goes there and `latest` is left alone.
+    with `out` it goes there and `latest` is left alone. `workers` (default: up to 4, one per CPU) forked
+    processes check the entries and draw the figures.
     """
     root = Path(root)
     run_id = new_run_id(root)
     report = progress or (lambda *_: None)
-    outcome = run(selectors, lambda t, i, n: report("checks", t.id, i, n), seed=seed, backend=backend)
+    outcome = run(selectors, lambda t, i, n: report("checks", t.id, i, n), seed=seed, backend=backend,
+                  workers=workers)
     path = write_report(outcome, Path(out) if out is not None else root / run_id, run_id=run_id,
                         progress=progress, workers=workers)
     if out is None:

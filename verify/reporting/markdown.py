@@ -8,8 +8,9 @@ from verify.reporting.view import fmt
 
 MARK = {True: "✓", False: "✗"}
 SWEEP_CAPTION = ("Each panel varies one parameter with the others at the base point (the worst grid point: the "
-                 "counterexample when VIOLATED, else the tightest point); grey band = truth interval, dashed = "
-                 "companion lower bounds, red × = violated, dotted line = base value.")
+                 "counterexample when VIOLATED, else the tightest point). Blue: the bound; black: the truth (grey "
+                 "band and error bars: its interval, when estimated); dashed: companion lower bounds; red ×: "
+                 "violated; dotted: the base value.")
 
 
 def _cell(text: object) -> str:
@@ -23,12 +24,12 @@ def _table(header: list[str], rows: list[list[object]]) -> list[str]:
 
 
 def _summary(paper: Mapping) -> list[str]:
-    rows = [[f"[`{r['id']}`](#{r['anchor']})", r["source_text"], r["variant"], r["direction_label"],
+    rows = [[f"[`{r['id']}`](#{r['anchor']})", r["family"], r["source_text"], f"{r['variant']}, {r['direction_label']}",
              f"**{r['verdict']}**", f"{r['expected']} {MARK[r['as_expected']]}",
              f"{r['n_points']} ({r['n_skipped']})", r["tightness"], r["counterexample_text"] or "-"]
             for r in paper["results"]]
-    return _table(["Result", "Source", "Variant", "Direction", "Verdict", "Expected", "Points (skipped)",
-                   "bound/truth", "Counterexample"], rows)
+    return _table(["Result", "Family", "Source", "Claim", "Verdict", "Expected", "Points (skipped)", "bound/truth",
+                   "Counterexample"], rows)
 
 
 def _section(r: Mapping) -> list[str]:

@@ -2,13 +2,15 @@
 
 Each sweep calls `verify.checker.check_point` at the application's worst grid point (its counterexample when
 VIOLATED, its tightest point otherwise) while one parameter (K, alpha or n) varies; values the assumptions
-exclude are skipped and listed.
+exclude are skipped and listed. K and n stay within the application's grid range and each sweep has a time
+budget, so that a family whose truth grows costly with n or K cannot stall the report.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,15 +22,18 @@ from verify.model import Application, Theorem
 from verify.results import PointResult
 
 SWEPT = ("K", "alpha", "n")  # in this order, where the application's grid varies them
-N_VALUES = 25
+N_VALUES = 16
+SWEEP_BUDGET_S = 2.0  # per sweep; past it the remaining (larger, costlier) values are listed as not computed
 
 
-def sweep_values(parameter: str, base: float) -> list[float]:
-    """Log-spaced integers 1..10^4 for K and n; alpha from 1.1 to 64; the base value always included."""
+def sweep_values(parameter: str, base: float, grid: Sequence[float] = ()) -> list[float]:
+    """alpha from 1.1 to 64; log-spaced integers for K and n from 1 to the largest value of the application's
+    grid (its truths are known to be affordable there; 10^4 without a grid); the base value always included."""
     if parameter == "alpha":
         values = {float(f"{x:.3g}") for x in np.geomspace(1.1, 64.0, N_VALUES)}
     else:
-        values = {float(round(x)) for x in np.geomspace(1.0, 1e4, N_VALUES)}
+        top = max((float(v) for v in grid), default=1e4)
+        values = {float(round(x)) for x in np.geomspace(1.0, top, N_VALUES)} if top > 1 else set()
     return sorted(values | {float(base)})
 
 
@@ -75,11 +80,16 @@ def base_point(theorem: Theorem, app: Application, result: ApplicationResult) ->
     return None
 
 
-def sweep(theorem: Theorem, app: Application, base: Mapping[str, float], parameter: str) -> Sweep:
-    """Check `theorem` along `parameter` with the other grid parameters at `base`."""
+def sweep(theorem: Theorem, app: Application, base: Mapping[str, float], parameter: str,
+          budget_s: float = SWEEP_BUDGET_S) -> Sweep:
+    """Check `theorem` along `parameter` with the other grid parameters at `base`, for at most `budget_s`."""
     others = companions(app)
     points, values, excluded = [], [], []
-    for value in sweep_values(parameter, base[parameter]):
+    start = time.perf_counter()
+    for value in sweep_values(parameter, base[parameter], app.grid.get(parameter, ())):
+        if time.perf_counter() - start > budget_s:  # values ascend, and so does the cost of K and n
+            excluded.append((value, f"not computed: the sweep's time budget ({budget_s:g} s) was spent"))
+            continue
         try:
             point = check_point(theorem, app, {**base, parameter: value}, others)
         except AssumptionError as err:
@@ -96,9 +106,14 @@ def sweep(theorem: Theorem, app: Application, base: Mapping[str, float], paramet
     return Sweep(parameter, dict(base), tuple(points), tuple(values), tuple(excluded))
 
 
+def swept_parameters(app: Application) -> list[str]:
+    """K, alpha and n, where the application's grid varies them (i.e. where they are free parameters)."""
+    return [p for p in SWEPT if p in app.grid]
+
+
 def sweeps_for(theorem: Theorem, app: Application, result: ApplicationResult) -> list[Sweep]:
     """The sweeps over K, alpha and n that the application's grid varies, around its base point."""
     base = base_point(theorem, app, result)
     if base is None:
         return []
-    return [sweep(theorem, app, base, p) for p in SWEPT if p in app.grid]
+    return [sweep(theorem, app, base, p) for p in swept_parameters(app)]

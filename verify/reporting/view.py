@@ -97,10 +97,15 @@ def anchors(results: Sequence[Mapping]) -> list[str]:
     return [anchor(r, ids.count(r["id"]) > 1) for r in results]
 
 
-def build_view(data: Mapping) -> dict:
-    """Everything both renderers need: run facts, papers with their results, and per-result display fields."""
+def build_view(data: Mapping, sweeps: Mapping[str, Sequence[Mapping]] | None = None) -> dict:
+    """Everything both renderers need: run facts, papers with their results, and per-result display fields.
+
+    `sweeps` maps a result's anchor to its sweeps (the data behind its figure), for the figure captions.
+    """
+    sweeps = sweeps or {}
     papers: dict[str, dict] = {}
     for r, a in zip(data["results"], anchors(data["results"]), strict=True):
+        r = {**r, "sweeps": sweeps.get(a, [])}
         item = {**r, "anchor": a, "verdict_class": VERDICT_CLASS.get(r["verdict"], "error"),
                 "tightness": tightness(r), "counterexample_text": counterexample(r),
                 "direction_label": DIRECTION_LABEL.get(r["direction"], r["direction"]),

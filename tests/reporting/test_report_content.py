@@ -1,0 +1,99 @@
+"""The human report: summary tables, sections, counterexamples, plots, vendored KaTeX, progress bar."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+from verify.reporting.progress import ProgressBar
+from verify.reporting.view import fmt
+
+
+def test_summary_table_lists_every_selected_id(small_report, small_results):
+    md = (small_report / "report.md").read_text()
+    summary = md.split("## Summary", 1)[1].split("\n## ", 1)[0]
+    for theorem_id in small_results["run"]["theorems"]:
+        assert f"| [`{theorem_id}`](#{theorem_id}) |" in summary
+        assert f'<a id="{theorem_id}"></a>' in md
+    assert len(small_results["run"]["theorems"]) == 5
+
+
+def test_violated_entries_show_their_counterexample(small_report, small_results):
+    md = (small_report / "report.md").read_text()
+    html = (small_report / "index.html").read_text()
+    violated = [r for r in small_results["results"] if r["verdict"] == "VIOLATED"]
+    assert {r["id"] for r in violated} >= {"chourasia2021.theorem3.cor1_start", "chourasia2021.theorem3.large_step"}
+    for r in violated:
+        c = r["counterexample"]
+        assert c == r["worst"] and c["verdict"] == "VIOLATED"
+        section = md.split(f'<a id="{r["id"]}"></a>', 1)[1].split("<a id=", 1)[0]
+        assert "**Counterexample**" in section
+        assert fmt(c["bound"], 8) in section and fmt(c["truth"]["value"], 8) in section
+        row = next(line for line in md.splitlines() if line.startswith(f"| [`{r['id']}`]"))
+        assert f"bound {fmt(c['bound'], 6)} vs truth {fmt(c['truth']['value'], 6)}" in row
+        block = html.split(f'id="{r["id"]}"', 1)[1].split("</section>", 1)[0]
+        assert 'class="cx-box"' in block and fmt(c["bound"], 8) in block
+    for r in small_results["results"]:
+        if r["verdict"] == "HOLDS":
+            assert r["counterexample"] is None
+
+
+def test_sections_have_statement_assumptions_and_plots(small_report, small_results):
+    md = (small_report / "report.md").read_text()
+    html = (small_report / "index.html").read_text()
+    for r in small_results["results"]:
+        assert r["figure"] == {"png": f"plots/{r['id']}.png", "svg": f"plots/{r['id']}.svg",
+                               "data": f"plots/{r['id']}.json"}
+        assert (small_report / r["figure"]["png"]).stat().st_size > 1000
+        assert (small_report / r["figure"]["svg"]).read_text().lstrip().startswith("<?xml")
+        assert f"]({r['figure']['png']})" in md and f'src="{r["figure"]["svg"]}"' in html
+        assert [s["parameter"] for s in _sweeps(small_report, r)] == ["K", "alpha", "n"]
+        assert r["statement_latex"] in md
+        for a in r["assumptions"]:
+            assert f"`{a['name']}`" in md and f"${a['condition_latex']}$" in md
+    assert html.count('<section class="result') == len(small_results["results"])
+
+
+def test_html_serves_katex_with_the_report(small_report):
+    html = (small_report / "index.html").read_text()
+    assert not re.search(r'(src|href)="(https?:)?//', html)  # nothing from the network
+    for rel in ("static/katex/katex.min.js", "static/katex/katex.min.css", "static/report.css", "static/report.js"):
+        assert f'"{rel}"' in html and (small_report / rel).is_file()
+    fonts = list((small_report / "static/katex/fonts").glob("*.woff2"))
+    assert len(fonts) >= 19
+
+
+def _sweeps(report, r) -> list[dict]:
+    return json.loads((report / r["figure"]["data"]).read_text())
+
+
+def test_sweeps_vary_one_parameter_from_the_worst_point(small_report, small_results):
+    r = next(r for r in small_results["results"] if r["id"] == "chourasia2021.theorem3.cor1_start")
+    sweeps = _sweeps(small_report, r)
+    base = sweeps[0]["base"]
+    assert all(base[k] == r["worst"]["params"][k] for k in base)
+    k_sweep = sweeps[0]
+    assert k_sweep["values"] == sorted(k_sweep["values"])
+    assert k_sweep["values"][-1] == max(r["application"]["grid"]["K"])  # K stays within the grid's range
+    assert all(float(v).is_integer() for v in k_sweep["values"]) and len(k_sweep["values"]) >= 10
+    alpha = sweeps[1]["values"]
+    assert alpha[0] == 1.1 and alpha[-1] == 64.0
+    assert "VIOLATED" in k_sweep["verdict"]
+
+
+def test_progress_bar_only_on_a_terminal():
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty, pipe = Tty(), io.StringIO()
+    for stream in (tty, pipe):
+        bar = ProgressBar(stream)
+        bar("checks", "chourasia2021.theorem3", 2, 4)
+        bar.close()
+    assert "[############............] 2/4 chourasia2021.theorem3" in tty.getvalue()
+    assert pipe.getvalue() == ""
+    quiet = Tty()
+    ProgressBar(quiet, enabled=False)("checks", "x", 1, 2)
+    assert quiet.getvalue() == ""

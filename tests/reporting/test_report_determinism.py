@@ -1,0 +1,53 @@
+"""Two runs with the same seed give the same results.json (apart from timing fields) and the same plots."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from verify.backend import ENV_VAR
+from verify.errors import ParameterError
+from verify.runner import run
+
+from .conftest import needs_report_extra, strip_timing
+
+SELECTION = ("chourasia2021.theorem3.cor1_start",)  # VIOLATED: its plots carry counterexample markers
+
+
+def test_same_seed_same_results_and_plots(tmp_path):
+    needs_report_extra()
+    from verify.reporting import write_report
+
+    a = write_report(run(SELECTION, seed=3), tmp_path / "a", workers=1)
+    b = write_report(run(SELECTION, seed=3), tmp_path / "b", workers=1)
+    ja, jb = (json.loads((d / "results.json").read_text()) for d in (a, b))
+    assert ja["timing"]["run_id"] == "a" and jb["timing"]["run_id"] == "b"  # timing fields do differ
+    assert strip_timing(ja) == strip_timing(jb)
+    assert ja["run"]["seed"] == 3
+    plots = sorted(p.name for p in (a / "plots").iterdir())
+    assert plots and plots == sorted(p.name for p in (b / "plots").iterdir())
+    for name in plots:
+        assert (a / "plots" / name).read_bytes() == (b / "plots" / name).read_bytes(), name
+    md_a = (a / "report.md").read_text().splitlines()
+    md_b = (b / "report.md").read_text().splitlines()
+    differing = [x for x, y in zip(md_a, md_b, strict=True) if x != y]
+    assert all("started" in line or line.endswith(" s.") for line in differing), differing  # timings only
+
+
+def test_parallel_and_serial_runs_agree():
+    serial = run(("chourasia2021.theorem3",), workers=1).to_dict()
+    parallel = run(("chourasia2021.theorem3",), workers=2).to_dict()
+    assert strip_timing(parallel) == strip_timing(serial)
+
+
+def test_backend_is_used_for_the_run_and_recorded(monkeypatch):
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    seen = []
+    run(("chourasia2021.theorem3.exact",), lambda *_: seen.append(os.environ.get(ENV_VAR)), backend="numpy")
+    assert seen == ["numpy"] and ENV_VAR not in os.environ  # set during the run only
+    monkeypatch.setenv(ENV_VAR, "array_api_strict")
+    assert run(("chourasia2021.theorem3.exact",)).backend == "array_api_strict"  # the default follows the env
+    with pytest.raises(ParameterError, match="backend"):
+        run(("chourasia2021.theorem3.exact",), backend="no-such-backend")
