@@ -9,7 +9,7 @@ nox.options.reuse_existing_virtualenvs = True
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    session.install("-e", ".[test]")
+    session.install("-e", ".[test,report]")
     session.run("pytest", *session.posargs)
 
 

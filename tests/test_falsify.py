@@ -107,3 +107,36 @@ def test_strategy_reaches_the_edges():
                  lambda p: p["alpha"] > 100, lambda p: p["eta"] * p["lam"] > 1.999, lambda p: p["sigma"] < 1e-3,
                  lambda p: p["sigma"] > 1e3):
         find(strategy, edge, settings=settings(max_examples=2000, database=None))
+
+
+def test_run_finds_an_expected_violation_without_the_grid_point():
+    """feldman2018.theorem1 (no square) fails only for D0 > 1; with a grid that holds D0 = 0.5 alone, the
+    falsifier beside the grid must still find the violation."""
+    import dataclasses
+
+    from verify.runner import check_entry
+    t = verify.CATALOG["feldman2018.theorem1"]
+    app = dataclasses.replace(t.applications[0], grid={"alpha": (2.0,), "sigma": (1.0,), "K": (3,), "D0": (0.5,),
+                                                       "kappa": (1.0,)})
+    grid_only = check_entry(t, app, falsify=0, seed=0)
+    assert grid_only.verdict is verify.Verdict.HOLDS and grid_only.search is None
+    searched = check_entry(t, app, falsify=100, seed=0)
+    assert searched.verdict is verify.Verdict.VIOLATED and searched.search.found
+    found = [p for p in searched.points if p.origin == "falsifier"]
+    assert len(found) == 1 and found[0].params["D0"] > 1
+
+
+def test_falsify_cli(capsys):
+    from verify.cli import main
+    assert main(["falsify", "--family", "pnsgd_linear", "alpha*L**2/sigma**2", "--max-examples", "300"]) == 1
+    assert "counterexample" in capsys.readouterr().out
+    assert main(["falsify", "--family", "pnsgd_linear", "2*alpha*L**2/sigma**2", "--max-examples", "100"]) == 0
+    assert main(["falsify", "--family", "pnsgd_linear", "alpha*foo"]) == 2
+    assert "unknown symbol 'foo'" in capsys.readouterr().err
+    assert main(["families"]) == 0 and "noisy_gd_quadratic" in capsys.readouterr().out
+
+
+def test_certify_cli(capsys):
+    from verify.cli import main
+    assert main(["certify", "feldman2018.theorem35_proof_below_printed"]) == 0
+    assert "CERTIFIED" in capsys.readouterr().out

@@ -164,6 +164,18 @@ class PointError:
 
 
 @dataclass(frozen=True)
+class SearchSummary:
+    """What the falsifier did beside the grid: points tried with this seed, and whether it found a violation."""
+
+    examples: int
+    seed: int
+    found: bool
+
+    def to_dict(self) -> dict:
+        return {"examples": self.examples, "seed": self.seed, "found": self.found}
+
+
+@dataclass(frozen=True)
 class ApplicationResult:
     """A theorem checked over the default grid of one application.
 
@@ -180,6 +192,7 @@ class ApplicationResult:
     seconds: float
     skipped_points: tuple[SkippedPoint, ...] = ()
     errors: tuple[PointError, ...] = ()
+    search: SearchSummary | None = None
 
     @property
     def status(self) -> str:
@@ -229,6 +242,7 @@ class ApplicationResult:
             "skipped_by": self.skipped_by(),
             "skipped_points": [s.to_dict() for s in self.skipped_points],
             "errors": [e.to_dict() for e in self.errors],
+            "falsifier": self.search.to_dict() if self.search else None,
             "seconds": self.seconds,
             "points": [_point_dict(p) for p in self.points],
         }

@@ -1,4 +1,4 @@
-"""Command line: `verify list | check | run | report`."""
+"""Command line: `verify list | check | run | report | falsify | certify | families`."""
 
 from __future__ import annotations
 
@@ -12,8 +12,11 @@ from pathlib import Path
 
 from verify.api import check
 from verify.catalog import select
+from verify.certify import main_certify
 from verify.errors import VerifyError
-from verify.runner import run, theorem_summary
+from verify.families import FAMILIES
+from verify.runner import FALSIFY_EXAMPLES, run, theorem_summary
+from verify.testing import falsify
 
 
 def _param(text: str) -> tuple[str, float]:
@@ -62,7 +65,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if not args.quiet and sys.stderr.isatty():
             print(f"\r[{i + 1}/{total}] {t.id:<60}", end="", file=sys.stderr, flush=True)
 
-    outcome = run(args.only, progress)
+    outcome = run(args.only, progress, seed=args.seed, falsify=args.falsify)
     if not args.quiet and sys.stderr.isatty():
         print("\r" + " " * 72 + "\r", end="", file=sys.stderr)
     print(f"{'theorem':<44} {'family':<20} {'verdict':<12} {'expected':<12} {'points':>6} {'skip':>5} "
@@ -103,7 +106,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         previous = signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
     try:
         report = build_report(args.only, args.out, seed=args.seed, backend=args.backend, progress=bar,
-                              workers=args.workers)
+                              workers=args.workers, falsify=args.falsify)
     finally:
         bar.close()
         if main_thread:
@@ -116,6 +119,29 @@ def cmd_report(args: argparse.Namespace) -> int:
           f"{len(bad)} unexpected ({len(outcome.errors)} with errors)\nwrote {report.path}/index.html, report.md, "
           f"results.json")
     return 1 if bad else 0
+
+
+def _falsify_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--falsify", type=int, default=FALSIFY_EXAMPLES, metavar="N",
+                   help=f"falsifier points per entry beside the grid (a tenth on expensive families; 0: grid only; "
+                        f"default {FALSIFY_EXAMPLES})")
+
+
+def cmd_falsify(args: argparse.Namespace) -> int:
+    found = falsify(args.bound, args.family, args.side, args.assume, budget_s=args.budget, seed=args.seed,
+                    quantity=args.quantity, bind=dict(args.bind), max_examples=args.max_examples)
+    if found is None:
+        print(f"no counterexample in {args.max_examples} points (seed {args.seed}) on {args.family}")
+        return 0
+    print(json.dumps(found.to_dict(), indent=2) if args.json else str(found))
+    return 1
+
+
+def _assignment(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected name=EXPR, got '{text}'")
+    return name.strip(), value.strip()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -137,6 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="check every entry over its default grid; exit 1 on an unexpected verdict")
     p.add_argument("--only", nargs="*", default=[], help="ids or paper keys")
     p.add_argument("--json", metavar="PATH", help="write the results as JSON")
+    p.add_argument("--seed", type=int, default=0, help="seed of the falsifier (default 0)")
+    _falsify_option(p)
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(fn=cmd_run)
 
@@ -149,12 +177,51 @@ def build_parser() -> argparse.ArgumentParser:
                                      "(default: $VERIFY_BACKEND, else numpy)")
     p.add_argument("--seed", type=int, default=0, help="seed recorded with the run, for reproduction (default 0)")
     p.add_argument("--workers", type=int, help="processes for the checks and figures (default: up to 4)")
+    _falsify_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(fn=cmd_report)
+
+    p = sub.add_parser("falsify", help="search a family for a counterexample to a bound; exit 1 if one is found")
+    p.add_argument("bound", help="SymPy expression over the family's parameters, e.g. "
+                                 "'alpha*S**2*eta*K/(4*n**2*sigma**2)'")
+    p.add_argument("--family", required=True, help="instance family (see `verify families`)")
+    p.add_argument("--side", choices=("upper", "lower", "exact"), default="upper")
+    p.add_argument("--assume", action="append", default=[], metavar="COND",
+                   help="extra assumption restricting the search, e.g. 'eta < 1/lam' (repeatable)")
+    p.add_argument("--bind", action="append", default=[], type=_assignment, metavar="NAME=EXPR",
+                   help="define a symbol of the bound in terms of the family's parameters (repeatable)")
+    p.add_argument("--quantity", help="which truth of the family (default: renyi, or its only quantity)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-examples", type=int, default=2000)
+    p.add_argument("--budget", type=float, default=60.0, help="wall-clock cap in seconds (default 60)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_falsify)
+
+    p = sub.add_parser("certify", help="certify a bound-vs-bound claim over a box (python-flint interval "
+                                       "branch-and-bound); `verify certify --help` for its options",
+                       add_help=False)
+    p.set_defaults(fn=None)  # dispatched in main(): its options belong to verify.certify
+
+    p = sub.add_parser("families", help="list the instance families and their parameters")
+    p.set_defaults(fn=cmd_families)
     return parser
 
 
+def cmd_families(args: argparse.Namespace) -> int:
+    for fam in FAMILIES.values():
+        quantities = ", ".join(q.value for q in fam.truths)
+        print(f"{fam.name}  [{quantities}]\n  {fam.description}\n  truth: {fam.method}")
+        for p in fam.parameters:
+            only = f" (for {', '.join(q.value for q in p.quantities)})" if p.quantities else ""
+            print(f"    {p.name:<10} {p.description}{only}")
+        print()
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["certify"]:
+        return main_certify(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         return args.fn(args)

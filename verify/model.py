@@ -171,6 +171,7 @@ class Family:
     truths: Mapping[Quantity, TruthFn]
     method: str  # how the truth is obtained, in words
     constraints: tuple[Assumption, ...] = ()  # conditions linking parameters, e.g. 1 <= t <= n
+    expensive: bool = False  # truths cost ~0.1 s or more (grids, quadrature, sampling): search them sparingly
 
     def parameter_names(self, quantity: Quantity = Quantity.RENYI) -> tuple[str, ...]:
         return self._names[quantity]

@@ -86,6 +86,7 @@ class PointResult:
     ratio: float | None  # bound / truth (tightness); None where the truth is 0
     theorem_values: dict[str, float] = field(default_factory=dict)  # theorem symbols after binding
     companions: tuple[CompanionValue, ...] = ()
+    origin: str = "grid"  # "grid" (the application's default grid) or "falsifier" (found by the search)
 
     @property
     def lower(self) -> CompanionValue | None:
@@ -104,4 +105,5 @@ class PointResult:
             "margin": self.margin,
             "ratio": self.ratio,
             "companions": [c.to_dict() for c in self.companions],
+            "origin": self.origin,
         }

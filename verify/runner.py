@@ -7,6 +7,7 @@ with the same selection, seed and backend give identical JSON apart from those.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import platform
@@ -23,11 +24,16 @@ import sympy as sp
 
 from verify.backend import ENV_VAR, get_namespace
 from verify.catalog import companions, select
-from verify.checker import ApplicationResult, check_application
+from verify.checker import ApplicationResult, SearchSummary, aggregate, check_application, check_point
+from verify.families import family as get_family
 from verify.model import Application, FromFamily, Theorem
 from verify.reporting.latex import assumption_latex, statement_latex, to_latex
+from verify.results import Verdict
+from verify.testing.falsify import search
 
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "2.1"
+FALSIFY_EXAMPLES = 100  # falsifier points per application in `verify run` / `verify report` (0: grid only)
+FALSIFY_BUDGET_S = 120.0  # wall-clock cap per application; generous so that the point count decides (reproducible)
 SCHEMA_FILE = "verify/reporting/results.schema.json"
 VERSIONED = ("dp-verify", "sympy", "numpy", "scipy", "mpmath")
 
@@ -157,10 +163,14 @@ def fork_executor(workers: int | None, n_jobs: int, backend: str = "numpy") -> E
 _JOBS: dict[str, Theorem] = {}  # the theorems of a parallel run, inherited by its forked workers
 
 
-def _check(theorem_id: str, index: int) -> ApplicationResult:
+def check_entry(theorem: Theorem, app: Application, falsify: int, seed: int) -> ApplicationResult:
+    """The default grid, then the falsifier (see `falsify_application`)."""
+    return falsify_application(theorem, app, check_application(theorem, app, companions(app)), falsify, seed)
+
+
+def _check(theorem_id: str, index: int, falsify: int, seed: int) -> ApplicationResult:
     theorem = _JOBS[theorem_id]
-    app = theorem.applications[index]
-    return check_application(theorem, app, companions(app))
+    return check_entry(theorem, theorem.applications[index], falsify, seed)
 
 
 @contextmanager
@@ -179,11 +189,13 @@ def use_backend(name: str):
 
 
 def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], None] | None = None, *,
-        seed: int = 0, backend: str | None = None, workers: int | None = 1) -> RunResult:
+        seed: int = 0, backend: str | None = None, workers: int | None = 1,
+        falsify: int = FALSIFY_EXAMPLES) -> RunResult:
     """Check the selected entries (all by default) over their default grids.
 
     `backend` is the array backend of the numerical kernels during the run (None: $VERIFY_BACKEND, else numpy);
-    `seed` is recorded so that a run can be reproduced (sampling families take their seed as a grid parameter).
+    `seed` seeds the falsifier (`falsify` points per application beside the grid; 0 turns it off) and is recorded
+    (sampling families take their own seed as a grid parameter).
     `workers` > 1 (None: up to 4) checks entries in forked processes, with the same result as one worker.
     `progress(theorem, i, total)` is called before each entry (one worker) or as entries finish.
     """
@@ -199,21 +211,21 @@ def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], N
             for i, t in enumerate(theorems):
                 if progress:
                     progress(t, i, len(theorems))
-                results.extend(check_application(t, app, companions(app)) for app in t.applications)
+                results.extend(check_entry(t, app, falsify, int(seed)) for app in t.applications)
         else:
-            results = _run_parallel(pool, jobs, progress)
+            results = _run_parallel(pool, jobs, progress, falsify, int(seed))
     return RunResult(tuple(theorems), tuple(results), time.perf_counter() - start, int(seed), backend,
                      tuple(selectors), started)
 
 
-def _run_parallel(pool: Executor, jobs: list[tuple[Theorem, int]],
-                  progress: Callable[[Theorem, int, int], None] | None) -> list[ApplicationResult]:
+def _run_parallel(pool: Executor, jobs: list[tuple[Theorem, int]], progress: Callable[[Theorem, int, int], None] | None,
+                  falsify: int, seed: int) -> list[ApplicationResult]:
     _JOBS.clear()
     _JOBS.update((t.id, t) for t, _ in jobs)
     out: list[ApplicationResult | None] = [None] * len(jobs)
     try:
         with pool:
-            futures = {pool.submit(_check, t.id, i): k for k, (t, i) in enumerate(jobs)}
+            futures = {pool.submit(_check, t.id, i, falsify, seed): k for k, (t, i) in enumerate(jobs)}
             try:
                 for done, future in enumerate(as_completed(futures)):
                     k = futures[future]
@@ -226,3 +238,23 @@ def _run_parallel(pool: Executor, jobs: list[tuple[Theorem, int]],
     finally:
         _JOBS.clear()
     return [r for r in out if r is not None]
+
+
+def falsify_application(theorem: Theorem, app: Application, result: ApplicationResult, examples: int,
+                        seed: int) -> ApplicationResult:
+    """Run the falsifier beside the grid: `examples` hypothesis points (a tenth of them, at least 10, on families
+    whose truths are expensive); a counterexample joins the points (origin "falsifier") and the verdict."""
+    if examples <= 0:
+        return result
+    if get_family(app.family).expensive:
+        examples = max(10, examples // 10)
+    found = search(theorem, app, max_examples=examples, budget_s=FALSIFY_BUDGET_S, seed=seed)
+    points = result.points
+    if found is not None:
+        point = check_point(theorem, app, found.params, companions(app))
+        points = points + (dataclasses.replace(point, origin="falsifier"),)
+    verdict = aggregate(list(points))
+    if result.errors and verdict is Verdict.HOLDS:
+        verdict = Verdict.INCONCLUSIVE
+    return dataclasses.replace(result, points=points, verdict=verdict,
+                               search=SearchSummary(examples, seed, found is not None))

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from verify.cli import main
-from verify.runner import json_safe, run
+from verify.runner import SCHEMA_VERSION, json_safe, run
 
 from .conftest import SMALL
 
@@ -20,7 +20,7 @@ from verify.reporting.schema import SCHEMA_PATH, schema, validate  # noqa: E402
 def test_schema_is_a_valid_draft_2020_12_schema_shipped_in_the_package():
     assert SCHEMA_PATH.is_file() and SCHEMA_PATH.parent.name == "reporting"
     jsonschema.Draft202012Validator.check_schema(schema())
-    assert schema()["properties"]["schema_version"]["const"] == "2.0"
+    assert schema()["properties"]["schema_version"]["const"] == SCHEMA_VERSION
 
 
 def test_report_results_follow_the_schema(small_report, small_results):

@@ -62,6 +62,7 @@ NOISY_GD_PROJECTED_1D = Family(
     facts=frozenset({"quadratic_loss", "bounded_domain", "replace_one", "gaussian_start", "shared_start", "projected"}),
     truths={_R: _projected_renyi, _RISK: _projected_risk},
     method="1-D transfer matrix with boundary atoms, refined grid error estimate",
+    expensive=True,
 )
 
 
@@ -91,6 +92,7 @@ NOISY_GD_LOGISTIC_1D = Family(
     facts=frozenset({"replace_one", "gaussian_start", "shared_start", "unconstrained", "logistic_loss"}),
     truths={_R: _logistic_renyi},
     method="1-D transfer matrix, refined grid error estimate",
+    expensive=True,
 )
 
 
@@ -116,5 +118,6 @@ PNSGD_PROJECTED_1D = Family(
     facts=frozenset({"replace_one_fixed_index", "convex", "smooth", "linear_loss", "projected", "bounded_domain"}),
     truths={_R: _pnsgd_projected},
     method="1-D transfer matrix with boundary atoms, refined grid error estimate",
+    expensive=True,
     constraints=(Assumption("index_in_range", t <= n, "1 <= t <= n"),),
 )

@@ -63,6 +63,7 @@ SAMPLED_GAUSSIAN = Family(
             _DP: exact(lambda q, sigma, delta: sgm_dp_epsilon(delta, q, sigma),
                        "tight eps(delta): closed-form hockey-stick divergence of both orders, bisection at 50 digits")},
     method="binomial series (integer alpha) or mpmath quadrature; closed-form hockey-stick for (eps, delta)",
+    expensive=True,
 )
 
 
@@ -98,6 +99,7 @@ STOP_PNSGD_LINEAR_1D = Family(
     parameters=_PNSGD_PARAMS, facts=frozenset({"replace_one_fixed_index", "convex", "smooth", "linear_loss"}),
     truths={_R: _stop_pnsgd}, method="Gauss-Legendre quadrature of the 1-D mixture pair, both orders",
     constraints=_INDEX,
+    expensive=True,
 )
 
 SKIP_PNSGD_LINEAR_1D = Family(
@@ -107,6 +109,7 @@ SKIP_PNSGD_LINEAR_1D = Family(
     parameters=_PNSGD_PARAMS, facts=frozenset({"replace_one_fixed_index", "convex", "smooth", "linear_loss"}),
     truths={_R: _skip_pnsgd}, method="Gauss-Legendre quadrature of the 1-D mixture pair, both orders",
     constraints=_INDEX,
+    expensive=True,
 )
 
 MIXTURE_VS_GAUSSIAN = Family(
@@ -121,6 +124,7 @@ MIXTURE_VS_GAUSSIAN = Family(
                                                                  [gap1, gap2] if w < 1 else [gap2],
                                                                  [s, s] if w < 1 else [s], [1.0], [0.0], [s], alpha)},
     method="Gauss-Legendre quadrature of the 1-D mixture against a Gaussian",
+    expensive=True,
 )
 
 
@@ -146,6 +150,7 @@ SAMPLED_GAUSSIAN_MC = Family(
     parameters=_MC_PARAMS, facts=frozenset({"add_remove", "poisson_subsampling"}),
     truths={_R: lambda alpha, q, sigma, samples, seed: _sgm_mc(alpha, q, sigma, samples, seed, True)},
     method="tilted importance sampling, 95% normal CI on log(mean weight)",
+    expensive=True,
 )
 
 SAMPLED_GAUSSIAN_NAIVE_MC = Family(
@@ -155,4 +160,5 @@ SAMPLED_GAUSSIAN_NAIVE_MC = Family(
     parameters=_MC_PARAMS, facts=frozenset({"add_remove", "poisson_subsampling"}),
     truths={_R: lambda alpha, q, sigma, samples, seed: _sgm_mc(alpha, q, sigma, samples, seed, False)},
     method="naive Monte-Carlo under Q, 95% normal CI",
+    expensive=True,
 )

@@ -23,7 +23,7 @@ from verify.reporting.markdown import render_markdown
 from verify.reporting.plots import plot_sweeps
 from verify.reporting.sweeps import base_point, sweep, swept_parameters
 from verify.reporting.view import QUANTITY_LABEL, anchors, build_view
-from verify.runner import SCHEMA_VERSION, RunResult, fork_executor, json_safe, run, use_backend
+from verify.runner import FALSIFY_EXAMPLES, SCHEMA_VERSION, RunResult, fork_executor, json_safe, run, use_backend
 
 Progress = Callable[[str, str, int, int], None]  # (phase, label, done, total)
 DEFAULT_ROOT = Path("reports")
@@ -165,7 +165,7 @@ def update_latest(root: Path, target: Path) -> Path:
 
 def build_report(selectors: Sequence[str] = (), out: Path | str | None = None, *, root: Path | str = DEFAULT_ROOT,
                  seed: int = 0, backend: str | None = None, progress: Progress | None = None,
-                 workers: int | None = None) -> Report:
+                 workers: int | None = None, falsify: int = FALSIFY_EXAMPLES) -> Report:
     """Run the checks and write their report.
 
     Without `out` the report goes to `root/<run-id>/` and `root/latest` is pointed at it once it is complete;
@@ -176,7 +176,7 @@ def build_report(selectors: Sequence[str] = (), out: Path | str | None = None, *
     run_id = new_run_id(root)
     report = progress or (lambda *_: None)
     outcome = run(selectors, lambda t, i, n: report("checks", t.id, i, n), seed=seed, backend=backend,
-                  workers=workers)
+                  workers=workers, falsify=falsify)
     path = write_report(outcome, Path(out) if out is not None else root / run_id, run_id=run_id,
                         progress=progress, workers=workers)
     if out is None:
