@@ -603,18 +603,22 @@ def _env(dims: Sequence[_Dim], box: Sequence[tuple]) -> dict[str, Interval]:
     return env
 
 
+def _enclosure(expr: sp.Expr, box: BoxSpec, prec: int) -> tuple[Any, Any]:
+    """Arb enclosures of the smallest and largest value of `expr` over `box` (at working precision `prec`)."""
+    _need_flint()
+    expr = sp.sympify(expr)
+    dims = _make_dims(box, sorted({s.name for s in expr.free_symbols}), set())
+    with ctx.workprec(prec):
+        return _compiled(expr, prec)(_env(dims, [(d.lo, d.hi) for d in dims]))
+
+
 def arb_bounds(expr: sp.Expr, box: BoxSpec, *, prec: int = DEFAULT_PREC) -> tuple[Any, Any]:
     """Lower and upper bounds (exact Arb numbers) of `expr` over `box`; NaN where it is not defined everywhere.
 
     Tighter than `arb_eval`, whose single ball has a radius rounded up to 30 bits.
     """
-    _need_flint()
-    expr = sp.sympify(expr)
-    names = sorted({s.name for s in expr.free_symbols})
-    dims = _make_dims(box, names, set())
-    fn = _compiled(expr, prec)
+    lo, hi = _enclosure(expr, box, prec)
     with ctx.workprec(prec):
-        lo, hi = fn(_env(dims, [(d.lo, d.hi) for d in dims]))
         if not (lo.is_finite() and hi.is_finite()):
             return arb.nan(), arb.nan()
         return lo.lower(), hi.upper()
@@ -628,13 +632,8 @@ def arb_eval(expr: sp.Expr, box: BoxSpec, *, prec: int = DEFAULT_PREC) -> Any:
     reaching 0. Integer-declared symbols are treated as real intervals. Raises ParameterError for constructs
     with no interval translation and for symbols without an interval.
     """
-    _need_flint()
-    expr = sp.sympify(expr)
-    names = sorted({s.name for s in expr.free_symbols})
-    dims = _make_dims(box, names, set())
-    fn = _compiled(expr, prec)
+    lo, hi = _enclosure(expr, box, prec)
     with ctx.workprec(prec):
-        lo, hi = fn(_env(dims, [(d.lo, d.hi) for d in dims]))
         if lo.is_nan() or hi.is_nan():
             return arb.nan()
         return lo if lo is hi else lo.union(hi)
