@@ -54,7 +54,7 @@ NOISY_GD_PROJECTED_1D = Family(
         Parameter(alpha, alpha > 1, "Rényi order", quantities=(_R,)),
         Parameter(sigma, sigma > 0, "Langevin noise scale; each step adds N(0, 2 eta sigma^2)"),
         Parameter(eta, eta > 0, "step size"), Parameter(n, n >= 1, "dataset size", integer=True),
-        Parameter(K, K >= 1, "iterations", integer=True),
+        Parameter(K, sp.And(K >= 1, K <= 500), "iterations (the grid is run for K <= 500)", integer=True),
         Parameter(S, S >= 0, "summed-gradient sensitivity lam |x_1 - x_1'|"),
         Parameter(lam, lam > 0, "curvature"), Parameter(start_var, start_var >= 0, "start variance (0: fixed at 0)"),
         Parameter(R, R > 0, "C = [-R, R]"), Parameter(center, sp.true, "midpoint of the two dataset means"),
@@ -85,7 +85,8 @@ NOISY_GD_LOGISTIC_1D = Family(
     parameters=(
         Parameter(alpha, alpha > 1, "Rényi order"), Parameter(sigma, sigma > 0, "Langevin noise scale"),
         Parameter(eta, eta > 0, "step size"), Parameter(n, n >= 1, "dataset size", integer=True),
-        Parameter(K, K >= 1, "iterations", integer=True), Parameter(x, sp.true, "replaced record (x vs -x)"),
+        Parameter(K, sp.And(K >= 1, K <= 500), "iterations (the grid is run for K <= 500)", integer=True),
+        Parameter(x, sp.true, "replaced record (x vs -x)"),
         Parameter(xo, sp.true, "the n-1 shared records"), Parameter(lam, lam > 0, "ridge curvature = strong convexity"),
         Parameter(start_var, start_var >= 0, "start variance (0: fixed at 0)"),
     ),
@@ -111,7 +112,8 @@ PNSGD_PROJECTED_1D = Family(
                 "+L vs -L, the others 0 (the output law has atoms at +-R).",
     parameters=(
         Parameter(alpha, alpha > 1, "Rényi order"), Parameter(sigma, sigma > 0, "std of the gradient noise"),
-        Parameter(eta, eta > 0, "step size"), Parameter(n, n >= 1, "records = steps", integer=True),
+        Parameter(eta, eta > 0, "step size"),
+        Parameter(n, sp.And(n >= 1, n <= 200), "records = steps (the grid is run for n <= 200)", integer=True),
         Parameter(t, t >= 1, "index of the replaced record", integer=True), Parameter(L, L > 0, "Lipschitz constant"),
         Parameter(R, R > 0, "K = [-R, R]"),
     ),

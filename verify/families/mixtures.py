@@ -87,7 +87,8 @@ def _skip_pnsgd(alpha, sigma, L, n, t) -> Truth:
 
 _PNSGD_PARAMS = (_ALPHA, Parameter(sigma, sigma > 0, "std of the noise added to each gradient"),
                  Parameter(L, L > 0, "Lipschitz constant; record t is +L vs -L (linear loss)"),
-                 Parameter(n, n >= 1, "number of records", integer=True),
+                 Parameter(n, sp.And(n >= 1, n <= 30), "number of records (the quadrature is run for n <= 30)",
+                           integer=True),
                  Parameter(t, t >= 1, "index of the replaced record", integer=True))
 _INDEX = (Assumption("index_in_range", t <= n, "1 <= t <= n"),)
 
@@ -140,7 +141,7 @@ def _sgm_mc(alpha, q, sigma, samples, seed, tilted: bool) -> Truth:
 
 _MC_PARAMS = (_ALPHA, Parameter(q, q <= 1, "sampling rate, 0 < q <= 1"),
               Parameter(sigma, sigma > 0, "noise multiplier"),
-              Parameter(samples, samples >= 2, "Monte-Carlo sample count", integer=True),
+              Parameter(samples, sp.And(samples >= 2, samples <= 10**6), "Monte-Carlo sample count", integer=True),
               Parameter(seed, seed >= 0, "random seed (same seed, same estimate)", integer=True))
 
 SAMPLED_GAUSSIAN_MC = Family(
