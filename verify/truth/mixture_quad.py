@@ -27,14 +27,21 @@ def _log_pdf(x, weights, means, sds):
     return logsumexp(np.log(weights) - 0.5 * z * z - np.log(sds) - 0.5 * math.log(2 * math.pi), axis=-1)
 
 
+def _components(weights, means, sds):
+    """Arrays of the components with positive weight (a zero weight contributes nothing)."""
+    w, m, s = (np.asarray(v, float) for v in (weights, means, sds))
+    keep = w > 0
+    return w[keep], m[keep], s[keep]
+
+
 def renyi_mixture_quad(weights_p: Sequence[float], means_p: Sequence[float], sds_p: Sequence[float],
                        weights_q: Sequence[float], means_q: Sequence[float], sds_q: Sequence[float],
                        alpha: float) -> Truth:
     """R_alpha(P || Q) for 1-D Gaussian mixtures in double precision, with an error-based interval."""
     if not alpha > 1:
         raise ParameterError(f"Rényi order alpha must be > 1, got {alpha}")
-    wp, mp, sp_ = (np.asarray(v, float) for v in (weights_p, means_p, sds_p))
-    wq, mq, sq = (np.asarray(v, float) for v in (weights_q, means_q, sds_q))
+    wp, mp, sp_ = _components(weights_p, means_p, sds_p)
+    wq, mq, sq = _components(weights_q, means_q, sds_q)
     if sq.max() ** 2 * alpha <= (alpha - 1) * sp_.max() ** 2:  # Q's tails too light: the integral diverges
         return Truth(math.inf, math.inf, math.inf, Method.EXACT, "+inf: Q's widest component is too narrow")
     centres = np.concatenate([mp, mq, alpha * mp - (alpha - 1) * mq.mean() + 0 * mp])
