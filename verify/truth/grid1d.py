@@ -36,7 +36,7 @@ _COVER = 14.0  # initial window: every mean (and tilt centre) +- _COVER sds
 _NEGLIGIBLE_LOG = -34.0  # edge contributions below exp(-34) ~ 1.7e-15 of the total are negligible
 _EDGE_MASS = 1e-14
 _REL_FLOOR, _ABS_FLOOR = 1e-10, 1e-13  # float accumulation over K sparse products
-_MAX_CELLS = 400_000
+_MAX_CELLS = 40_000  # x the kernel band (<= 770 cells) bounds the sparse matrix to ~3e7 entries
 
 
 @dataclass(frozen=True)
