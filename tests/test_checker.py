@@ -25,7 +25,8 @@ ESTIMATE = Truth(1.0, 0.9, 1.1, Method.MONTE_CARLO, "synthetic", confidence=0.95
     (Direction.LOWER, 0.99, EXACT, Verdict.HOLDS),
     (Direction.LOWER, 1.01, EXACT, Verdict.VIOLATED),
     (Direction.EXACT, 1.0, EXACT, Verdict.HOLDS),
-    (Direction.EXACT, 1.0 + 1e-9, EXACT, Verdict.VIOLATED),
+    (Direction.EXACT, 1.0 + 1e-6, EXACT, Verdict.VIOLATED),
+    (Direction.UPPER, 1.0 - 1e-12, EXACT, Verdict.HOLDS),  # a tie within TIE_RTOL (float inputs)
     (Direction.UPPER, 1.2, ESTIMATE, Verdict.HOLDS),
     (Direction.UPPER, 1.05, ESTIMATE, Verdict.INCONCLUSIVE),  # inside the CI: too little evidence
     (Direction.UPPER, 0.85, ESTIMATE, Verdict.VIOLATED),
@@ -89,3 +90,15 @@ def test_lower_bound_companion_only_where_its_hypotheses_hold():
     assert fixed.lower.value <= fixed.truth.value <= fixed.bound  # 1.0376e-2 <= 1.8196e-2 <= 2.0895e-2
     assert fixed.lower.value == pytest.approx(1.0376e-2, rel=1e-4)
     assert verify.check("chourasia2021.corollary2", start_var=1.0, **point).lower is None  # Thm 3 needs theta_0 = 0
+
+
+@pytest.mark.parametrize(("theorem_id", "family", "point"), [
+    # 1 - exp(-2(1-gamma) sigma^2 c eta K) with c ~ 1e-60 cancelled to 0 at 50 digits before expm1 rewriting
+    ("chourasia2021.theorem2.proof", "noisy_gd_quadratic",
+     dict(K=10, S=1.0, alpha=2.0, eta=1.0, gamma=0.1, lam=1000.0, n=1, sigma=1.0, start_var=0.0)),
+    # |c| = 1 at eta*lam = 2 (float 10 * 0.2 = 2 + 1e-16): the exact tie of Theorem 23 at t = 1
+    ("feldman2018.theorem23", "pnsgd_quadratic", dict(Delta=1.0, alpha=2.0, eta=10.0, lam=0.2, n=100, sigma=1.0, t=1)),
+])
+def test_falsifier_found_numerical_false_alarms_stay_fixed(theorem_id, family, point):
+    r = verify.check(theorem_id, family=family, **point)
+    assert r.verdict is Verdict.HOLDS and r.bound > 0

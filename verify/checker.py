@@ -16,6 +16,8 @@ from verify.model import Application, Direction, FromFamily, Theorem, check_decl
 from verify.results import CompanionValue, Method, PointResult, Truth, Verdict
 from verify.truth.renyi_estimator import too_weak
 
+TIE_RTOL = 1e-9  # relative gap below which a bound and an exact truth count as equal
+
 
 def decide(direction: Direction, bound: float, truth: Truth) -> Verdict:
     """Compare a bound with a truth interval.
@@ -28,11 +30,15 @@ def decide(direction: Direction, bound: float, truth: Truth) -> Verdict:
     exact = truth.method is Method.EXACT
     if truth.method is Method.MONTE_CARLO and too_weak(truth):
         return Verdict.INCONCLUSIVE  # too few effective samples or too wide an interval to decide anything
-    below, above = bound < truth.lower, bound > truth.upper
+    lower, upper = truth.lower, truth.upper
+    if exact:  # float inputs are exact only to ~1e-16, amplified by powers such as c^(2n): ties are within TIE_RTOL
+        tol = TIE_RTOL * max(abs(truth.value), abs(bound))
+        lower, upper = lower - tol, upper + tol
+    below, above = bound < lower, bound > upper
     if direction is Direction.UPPER:
-        bad, good = below, truth.upper <= bound
+        bad, good = below, upper <= bound
     elif direction is Direction.LOWER:
-        bad, good = above, bound <= truth.lower
+        bad, good = above, bound <= lower
     else:
         bad, good = below or above, False
     if bad:

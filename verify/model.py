@@ -16,6 +16,7 @@ from types import MappingProxyType
 
 import mpmath
 import sympy as sp
+from sympy.codegen.rewriting import expm1_opt, log1p_opt, optimize
 
 from verify.errors import AssumptionError, ParameterError
 from verify.results import Truth, Verdict
@@ -60,8 +61,11 @@ class Variant(str, Enum):
 
 
 def _compile(expr: sp.Expr) -> tuple[tuple[str, ...], Callable]:
+    """mpmath function of the symbols (sorted by name); 1 - exp(x) and log(1 + x) become expm1 and log1p, so
+    that a tiny x (e.g. a bound's exp(-c eta K) with c ~ 1e-60) does not cancel to 0 at PRECISION_DPS digits."""
     symbols = sorted(expr.free_symbols, key=str)
-    return tuple(s.name for s in symbols), sp.lambdify(symbols, expr, modules="mpmath")
+    stable = optimize(expr, [expm1_opt, log1p_opt]) if isinstance(expr, sp.Expr) else expr
+    return tuple(s.name for s in symbols), sp.lambdify(symbols, stable, modules="mpmath")
 
 
 def evaluate(expr: sp.Expr, values: Mapping[str, float]) -> mpmath.mpf:
