@@ -51,6 +51,15 @@ class Truth:
         pad = abs(value) * rel if math.isfinite(value) else 0.0  # +inf: beyond float range, still exact
         return cls(value, value - pad, value + pad, Method.EXACT, detail)
 
+    @staticmethod
+    def larger(a: Truth, b: Truth, what: str) -> Truth:
+        """max(a, b): the larger of two enclosed values is enclosed by the larger interval ends (e.g. the RDP of a
+        pair is the larger of its two orders). Exact only if both are."""
+        best = a if a.value >= b.value else b
+        method = Method.EXACT if a.method is b.method is Method.EXACT else best.method
+        return Truth(best.value, max(a.lower, b.lower), max(a.upper, b.upper), method,
+                     f"{what}, larger of the two; {best.detail}")
+
     def to_dict(self) -> dict:
         d = asdict(self)
         d["method"] = self.method.value

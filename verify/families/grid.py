@@ -9,7 +9,7 @@ import numpy as np
 import sympy as sp
 
 from verify.model import Assumption, Family, Parameter, Quantity
-from verify.results import Method, Truth
+from verify.results import Truth
 from verify.symbols import K, L, R, S, alpha, center, eta, lam, n, sigma, start_var, t, x, xo
 from verify.truth.grid1d import grid_expectation, grid_renyi, noisy_gd_process, pnsgd_process
 
@@ -17,10 +17,7 @@ _R, _RISK = Quantity.RENYI, Quantity.EXCESS_RISK
 
 
 def _both_orders(p, p_prime, alpha: float, what: str) -> Truth:
-    a, b = grid_renyi(p, p_prime, alpha), grid_renyi(p_prime, p, alpha)
-    best = a if a.value >= b.value else b
-    return Truth(best.value, max(a.lower, b.lower), max(a.upper, b.upper), Method.GRID,
-                 f"{what}, max of both orders; larger: {best.detail}")
+    return Truth.larger(grid_renyi(p, p_prime, alpha), grid_renyi(p_prime, p, alpha), f"{what}, both orders")
 
 
 def _quadratic_means(S, lam, n, center):

@@ -11,7 +11,7 @@ import sympy as sp
 
 from verify.families._exact import exact
 from verify.model import Assumption, Family, Parameter, Quantity
-from verify.results import Method, Truth
+from verify.results import Truth
 from verify.symbols import L, alpha, delta, gap1, gap2, n, q, s, samples, seed, sigma, t, w
 from verify.truth.gaussian import renyi_gaussian_1d
 from verify.truth.mixture import sgm_renyi
@@ -23,13 +23,6 @@ _R, _DP = Quantity.RENYI, Quantity.DP_EPSILON
 _ALPHA = Parameter(alpha, alpha > 1, "Rényi order", quantities=(_R,))
 
 
-def _max_of(a: Truth, b: Truth, what: str) -> Truth:
-    """The larger of two enclosed values is enclosed by the larger interval ends."""
-    best = a if a.value >= b.value else b
-    method = Method.EXACT if a.method is b.method is Method.EXACT else Method.SERIES
-    return Truth(best.value, max(a.lower, b.lower), max(a.upper, b.upper), method, f"{what}; larger: {best.detail}")
-
-
 def _both_orders(weights, means_p, sds_p, means_q, sds_q, alpha, what) -> Truth:
     if len(weights) == 1:  # a single Gaussian pair: exact closed form
         with mpmath.workdps(50):
@@ -37,7 +30,7 @@ def _both_orders(weights, means_p, sds_p, means_q, sds_q, alpha, what) -> Truth:
         return Truth.exact(value, f"{what}: one component, Gaussian closed form")
     pq = renyi_mixture_quad(weights, means_p, sds_p, weights, means_q, sds_q, alpha)
     qp = renyi_mixture_quad(weights, means_q, sds_q, weights, means_p, sds_p, alpha)
-    return _max_of(pq, qp, what)
+    return Truth.larger(pq, qp, what)
 
 
 def _sgm_renyi(alpha, q, sigma) -> Truth:
@@ -48,7 +41,7 @@ def _sgm_renyi(alpha, q, sigma) -> Truth:
     gauss = ([1.0], [0.0], [sigma])
     pq = (sgm_renyi(q, sigma, alpha, "pq") if float(alpha).is_integer()
           else renyi_mixture_quad(*mix, *gauss, alpha))
-    return _max_of(pq, renyi_mixture_quad(*gauss, *mix, alpha), "sampled Gaussian, both orders")
+    return Truth.larger(pq, renyi_mixture_quad(*gauss, *mix, alpha), "sampled Gaussian, both orders")
 
 
 SAMPLED_GAUSSIAN = Family(
