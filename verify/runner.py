@@ -24,7 +24,7 @@ import sympy as sp
 
 from verify.backend import ENV_VAR, get_namespace
 from verify.catalog import companions, select
-from verify.checker import ApplicationResult, SearchSummary, aggregate, check_application, check_point
+from verify.checker import ApplicationResult, SearchSummary, aggregate, check_application
 from verify.families import family as get_family
 from verify.model import Application, FromFamily, Theorem
 from verify.reporting.latex import assumption_latex, statement_latex, to_latex
@@ -248,11 +248,11 @@ def falsify_application(theorem: Theorem, app: Application, result: ApplicationR
         return result
     if get_family(app.family).expensive:
         examples = max(10, examples // 10)
-    found = search(theorem, app, max_examples=examples, budget_s=FALSIFY_BUDGET_S, seed=seed)
+    found = search(theorem, app, max_examples=examples, budget_s=FALSIFY_BUDGET_S, seed=seed,
+                   companions=companions(app))
     points = result.points
     if found is not None:
-        point = check_point(theorem, app, found.params, companions(app))
-        points = points + (dataclasses.replace(point, origin="falsifier"),)
+        points = points + (dataclasses.replace(found.result, origin="falsifier"),)
     verdict = aggregate(list(points))
     if result.errors and verdict is Verdict.HOLDS:
         verdict = Verdict.INCONCLUSIVE

@@ -23,7 +23,7 @@ from verify.errors import ParameterError, VerifyError
 from verify.families import family as get_family
 from verify.model import Application, Assumption, Direction, FromFamily, Quantity, Source, Theorem, Variant
 from verify.parsing import parse_expression
-from verify.results import PointResult, Truth, Verdict
+from verify.results import PointResult, Verdict
 from verify.testing.strategies import free_parameters, point_strategy
 
 SIDES = {"upper": Direction.UPPER, "lower": Direction.LOWER, "exact": Direction.EXACT}
@@ -31,21 +31,20 @@ SIDES = {"upper": Direction.UPPER, "lower": Direction.LOWER, "exact": Direction.
 
 @dataclass(frozen=True)
 class Counterexample:
-    """A point where the truth lies on the wrong side of the bound, confidently."""
+    """A point where the truth lies on the wrong side of the bound, confidently: the checker's result there,
+    with what the search spent to find it."""
 
-    theorem: str
-    family: str
-    params: dict[str, float]
-    bound: float
-    truth: Truth
-    ratio: float | None
-    margin: float
+    result: PointResult
     examples: int  # points tried by the search
     seconds: float
 
-    @classmethod
-    def from_result(cls, r: PointResult, examples: int, seconds: float) -> Counterexample:
-        return cls(r.theorem, r.family, r.params, r.bound, r.truth, r.ratio, r.margin, examples, seconds)
+    theorem = property(lambda self: self.result.theorem)
+    family = property(lambda self: self.result.family)
+    params = property(lambda self: self.result.params)
+    bound = property(lambda self: self.result.bound)
+    truth = property(lambda self: self.result.truth)
+    ratio = property(lambda self: self.result.ratio)
+    margin = property(lambda self: self.result.margin)
 
     def __str__(self) -> str:
         shown = ", ".join(f"{k}={_fmt(v)}" for k, v in self.params.items())
@@ -55,9 +54,7 @@ class Counterexample:
                 + (f", ratio bound/truth = {self.ratio:.4g}" if self.ratio is not None else ""))
 
     def to_dict(self) -> dict:
-        return {"theorem": self.theorem, "family": self.family, "params": self.params, "bound": self.bound,
-                "truth": self.truth.to_dict(), "ratio": self.ratio, "margin": self.margin,
-                "examples": self.examples, "seconds": self.seconds}
+        return {**self.result.to_dict(), "examples": self.examples, "seconds": self.seconds}
 
 
 def _fmt(v: float) -> str:
@@ -65,7 +62,7 @@ def _fmt(v: float) -> str:
 
 
 def search(theorem: Theorem, app: Application, *, max_examples: int = 2000, budget_s: float = 10.0,
-           seed: int = 0) -> Counterexample | None:
+           seed: int = 0, companions: Sequence[Theorem] = ()) -> Counterexample | None:
     """Hypothesis search for a VIOLATED point of `theorem` on `app`; None if none was found.
 
     `max_examples` bounds the search (reproducible for a seed); `budget_s` is a wall-clock safety cap on the
@@ -94,8 +91,8 @@ def search(theorem: Theorem, app: Application, *, max_examples: int = 2000, budg
     except (NoSuchExample, Unsatisfiable):
         return None
     point = _round(theorem, app, point)
-    result = check_point(theorem, app, point)
-    return Counterexample.from_result(result, tried[0], time.monotonic() - start)
+    result = check_point(theorem, app, point, companions)
+    return Counterexample(result, tried[0], time.monotonic() - start)
 
 
 def _round(theorem: Theorem, app: Application, point: dict[str, float]) -> dict[str, float]:
