@@ -1,4 +1,5 @@
-"""Errors raised on bad input. Each names the violated assumption or parameter."""
+"""Errors raised on bad input or on a computation that hits a cap. Each names the violated assumption, parameter
+or limit. Every error verify raises on purpose derives from `VerifyError`; `exit_code` maps it to the CLI's code."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ from collections.abc import Mapping
 class VerifyError(Exception):
     """Base class of every error verify raises on purpose."""
 
+    exit_code = 2  # bad input, unless a subclass says otherwise
+
 
 class ParameterError(VerifyError, ValueError):
-    """A parameter is missing, unknown, NaN, or outside its declared domain."""
+    """A parameter is missing, unknown, NaN, infinite, or outside its declared domain."""
 
 
 class AssumptionError(VerifyError, ValueError):
@@ -33,3 +36,23 @@ class UnknownIdError(VerifyError, KeyError):
 
     def __str__(self) -> str:  # KeyError quotes its message; keep it readable
         return str(self.args[0])
+
+
+class ResourceLimitError(VerifyError):
+    """A computation would exceed its memory or time cap; the point is left undecided, never guessed."""
+
+    exit_code = 3
+
+
+class DeadlineExceeded(ResourceLimitError):
+    """A truth (or a search) ran past its wall-clock deadline."""
+
+
+class MemoryLimitExceeded(ResourceLimitError):
+    """A truth would allocate more than its memory cap."""
+
+
+class NothingChecked(VerifyError):
+    """A search or a run checked fewer points than required: it is evidence of nothing, never a pass."""
+
+    exit_code = 3

@@ -1,0 +1,8 @@
+"""Exit codes of the `verify` command line (documented in README)."""
+
+from __future__ import annotations
+
+OK = 0  # every verdict as expected / no counterexample in the points checked / CERTIFIED
+UNEXPECTED = 1  # an unexpected verdict, an ERROR entry, a counterexample found
+BAD_INPUT = 2  # bad input: a violated assumption, an unknown name, a bad option value
+INCONCLUSIVE = 3  # nothing (or too little) was checked, a cap was hit, or the evidence cannot decide
