@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import mpmath
 
-from verify.errors import AssumptionError, ParameterError
+from verify.errors import AssumptionError, ParameterError, UndefinedBoundError
 from verify.families import family as get_family
 from verify.model import Application, Direction, FromFamily, Theorem, check_declared_domain, evaluate
 from verify.results import CompanionValue, Method, PointResult, Truth, Verdict
@@ -103,13 +103,18 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
 
 
 def _bound(theorem: Theorem, values: Mapping[str, float]) -> float:
+    """The bound at a point as a float (+-inf allowed); UndefinedBoundError where it is not a real number."""
     try:
-        bound = float(theorem.value(values))
-    except ZeroDivisionError:
-        bound = math.nan
-    if math.isnan(bound):
-        raise ParameterError(f"{theorem.id}: the bound is undefined at {values}")
-    return bound
+        value = theorem.value(values)
+    except (ZeroDivisionError, ValueError, OverflowError) as err:
+        raise UndefinedBoundError(f"{theorem.id}: the bound is undefined at {_shown(values)} ({err})") from None
+    if isinstance(value, mpmath.mpc) or mpmath.isnan(value):
+        raise UndefinedBoundError(f"{theorem.id}: the bound is not a real number at {_shown(values)} ({value})")
+    return float(value)
+
+
+def _shown(values: Mapping[str, float]) -> str:
+    return ", ".join(f"{k}={float(v):g}" for k, v in sorted(values.items()))
 
 
 def _companion(other: Theorem, family: str, point: Mapping[str, float], truth: Truth) -> CompanionValue | None:

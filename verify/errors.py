@@ -56,3 +56,7 @@ class NothingChecked(VerifyError):
     """A search or a run checked fewer points than required: it is evidence of nothing, never a pass."""
 
     exit_code = 3
+
+
+class UndefinedBoundError(ParameterError):
+    """A bound is not a real number at a point (NaN, complex, a division by zero): the point is excluded."""
