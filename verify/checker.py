@@ -13,10 +13,9 @@ import mpmath
 from verify.errors import AssumptionError, ParameterError, UndefinedBoundError
 from verify.families import family as get_family
 from verify.model import Application, Direction, FromFamily, Theorem, check_declared_domain, evaluate
-from verify.results import CompanionValue, Method, PointResult, Truth, Verdict
+from verify.results import CompanionValue, Method, PointCertificate, PointResult, Truth, Verdict
+from verify.rigorous import TIE_RTOL, certify_point, degenerate, enclosure_ratio_margin
 from verify.truth.renyi_estimator import too_weak
-
-TIE_RTOL = 1e-9  # relative gap below which a bound and an exact truth count as equal
 
 
 def decide(direction: Direction, bound: float, truth: Truth) -> Verdict:
@@ -33,6 +32,7 @@ def decide(direction: Direction, bound: float, truth: Truth) -> Verdict:
     lower, upper = truth.lower, truth.upper
     if exact:  # float inputs are exact only to ~1e-16, amplified by powers such as c^(2n): ties are within TIE_RTOL
         tol = TIE_RTOL * max(abs(truth.value), abs(bound))
+        tol = tol if math.isfinite(tol) else 0.0  # an overflowed value is not a tie; the exact fallback decides
         lower, upper = lower - tol, upper + tol
     below, above = bound < lower, bound > upper
     if direction is Direction.UPPER:
@@ -49,6 +49,9 @@ def decide(direction: Direction, bound: float, truth: Truth) -> Verdict:
 
 
 def _margin(direction: Direction, bound: float, truth: float) -> float:
+    if math.isinf(truth) or math.isinf(bound):  # relative slack: 0 for inf vs inf, -1 for a finite bound under +inf
+        gap = 0.0 if bound == truth else (-1.0 if math.isinf(truth) else math.copysign(math.inf, bound))
+        return {Direction.UPPER: gap, Direction.LOWER: -gap}.get(direction, -abs(gap))
     scale = abs(truth) if truth != 0 else 1.0
     if direction is Direction.UPPER:
         return (bound - truth) / scale
@@ -102,15 +105,29 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
     return family_params, values
 
 
-def _bound(theorem: Theorem, values: Mapping[str, float]) -> float:
-    """The bound at a point as a float (+-inf allowed); UndefinedBoundError where it is not a real number."""
+def _bound(theorem: Theorem, values: Mapping[str, float]) -> mpmath.mpf:
+    """The bound at a point in PRECISION_DPS digits (+-inf allowed; no float underflow); UndefinedBoundError where
+    it is not a real number."""
     try:
         value = theorem.value(values)
     except (ZeroDivisionError, ValueError, OverflowError) as err:
         raise UndefinedBoundError(f"{theorem.id}: the bound is undefined at {_shown(values)} ({err})") from None
     if isinstance(value, mpmath.mpc) or mpmath.isnan(value):
         raise UndefinedBoundError(f"{theorem.id}: the bound is not a real number at {_shown(values)} ({value})")
-    return float(value)
+    return mpmath.mpf(value)
+
+
+def judge(theorem: Theorem, values: Mapping[str, float], bound: mpmath.mpf,
+          truth: Truth) -> tuple[Verdict, PointCertificate | None]:
+    """The verdict at a point: the float filter (`decide`), then, for a point it would call VIOLATED, cannot decide
+    or whose floats underflowed/overflowed, the rigorous fallback (verify.rigorous), whose verdict stands."""
+    fast = decide(theorem.direction, float(bound), truth)
+    lost = degenerate(bound, truth) and truth.enclose is not None
+    undecided = (fast is Verdict.INCONCLUSIVE and truth.enclose is not None and truth.method is not Method.MONTE_CARLO)
+    if fast is not Verdict.VIOLATED and not lost and not undecided:
+        return fast, None
+    cert = certify_point(theorem.direction.value, theorem.bound, values, bound, truth, fast)
+    return cert.verdict, cert
 
 
 def _shown(values: Mapping[str, float]) -> str:
@@ -128,7 +145,7 @@ def _companion(other: Theorem, family: str, point: Mapping[str, float], truth: T
         value = _bound(other, values)
     except (AssumptionError, ParameterError):
         return None
-    return CompanionValue(other.id, other.direction.value, value, decide(other.direction, value, truth))
+    return CompanionValue(other.id, other.direction.value, float(value), judge(other, values, value, truth)[0])
 
 
 def check_point(theorem: Theorem, app: Application, params: Mapping[str, float],
@@ -139,16 +156,25 @@ def check_point(theorem: Theorem, app: Application, params: Mapping[str, float],
     assumptions allow (the catalog lists them per application).
     """
     family_params, values = resolve(theorem, app, params)
-    bound = _bound(theorem, values)
+    bound_mp = _bound(theorem, values)
     truth = get_family(app.family).truth_validated(theorem.quantity, family_params)
-    verdict = decide(theorem.direction, bound, truth)
-    ratio = bound / truth.value if truth.value != 0 and math.isfinite(truth.value) else None
+    verdict, cert = judge(theorem, values, bound_mp, truth)
+    bound = float(bound_mp)
+    if cert is not None and _finite_ends(cert) and degenerate(bound_mp, truth):  # the floats lost the comparison
+        ratio, margin = enclosure_ratio_margin(theorem.direction.value, cert)
+    else:
+        ratio = bound / truth.value if truth.value != 0 and math.isfinite(truth.value) else None
+        margin = _margin(theorem.direction, bound, truth.value)
     used = {s.name for s in theorem.symbols if s.name in values}
     inputs = {k: float(values[k]) for k in sorted(set(family_params) | set(params))}
     extra = tuple(c for c in (_companion(o, app.family, inputs, truth) for o in companions) if c is not None)
-    return PointResult(theorem.id, app.family, inputs, bound, truth, verdict,
-                       _margin(theorem.direction, bound, truth.value), ratio,
-                       {k: float(values[k]) for k in sorted(used)}, extra)
+    return PointResult(theorem.id, app.family, inputs, bound, truth, verdict, margin, ratio,
+                       {k: float(values[k]) for k in sorted(used)}, extra, certificate=cert)
+
+
+def _finite_ends(cert: PointCertificate) -> bool:
+    ends = (cert.truth_lower, cert.truth_upper, cert.bound_lower, cert.bound_upper)
+    return all(e is not None and "inf" not in e for e in ends)
 
 
 @dataclass(frozen=True)

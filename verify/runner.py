@@ -31,7 +31,7 @@ from verify.reporting.latex import assumption_latex, statement_latex, to_latex
 from verify.results import Verdict
 from verify.testing.falsify import search
 
-SCHEMA_VERSION = "2.1"
+SCHEMA_VERSION = "2.2"
 FALSIFY_EXAMPLES = 100  # falsifier points per application in `verify run` / `verify report` (0: grid only)
 FALSIFY_BUDGET_S = 120.0  # wall-clock cap per application; generous so that the point count decides (reproducible)
 SCHEMA_FILE = "verify/reporting/results.schema.json"

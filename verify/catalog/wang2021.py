@@ -18,7 +18,7 @@ SEED = "002_a35c13e02064c21b.txt"
 PAPER = "Wang 2021, CS292A Lecture 12: NoisyGD and NoisySGD (lecture notes)"
 FAMILY = "noisy_gd_sum_quadratic"
 rho = sp.Symbol("rho", nonnegative=True)
-HOLDS, VIOLATED = Verdict.HOLDS, Verdict.VIOLATED
+HOLDS, VIOLATED, INCONCLUSIVE = Verdict.HOLDS, Verdict.VIOLATED, Verdict.INCONCLUSIVE
 
 
 def _src(result: str, equation: str = "") -> Source:
@@ -86,11 +86,13 @@ THEOREMS += (
         _src("Section 12.3.2"), Variant.PRINTED, Direction.UPPER, Quantity.RENYI, alpha * q**2 / (2 * sigma**2),
         (ORDER,), frozenset({"poisson_subsampling"}),
         (Application("sampled_gaussian", VIOLATED, SGM_GRID),
-         Application("sampled_gaussian_mc", VIOLATED,
+         Application("sampled_gaussian_mc", INCONCLUSIVE,
                      {"alpha": (2.0, 8.0, 32.0), "q": (0.01, 0.1), "sigma": (1.1, 4.0), "samples": (20000,),
                       "seed": (0,)},
-                     note="The same check against a tilted importance-sampling estimate: VIOLATED only where the "
-                          "confidence interval excludes the bound.")),
+                     note="The same check against a tilted importance-sampling estimate. Where the 95% confidence "
+                          "interval excludes the bound the evidence is statistical, not a proof, so the point stays "
+                          "INCONCLUSIVE (verify reports VIOLATED only from a rigorous enclosure; the exact check on "
+                          "sampled_gaussian certifies the violation).")),
         note="One step (T = 1; both sides add up over steps) with L = 1 and gamma = q. The exact sampled-Gaussian "
              "RDP exceeds it everywhere: at alpha = 2 it is log(1 + q^2 (e^(1/sigma^2) - 1)) >= q^2/sigma^2.",
     ),

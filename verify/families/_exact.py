@@ -1,4 +1,4 @@
-"""Helper to wrap an mpmath closed form as an exact Truth."""
+"""Wrap a closed form as an exact Truth that can also enclose itself rigorously."""
 
 from __future__ import annotations
 
@@ -7,15 +7,25 @@ from collections.abc import Callable
 import mpmath
 
 from verify.results import Truth
+from verify.truth.numbers import Enclosure, arb_numbers, num
 
 DPS = 50
 
 
 def exact(fn: Callable[..., mpmath.mpf], detail: str) -> Callable[..., Truth]:
-    """A truth function evaluating `fn` at DPS digits and reporting it as exact."""
+    """A truth function evaluating `fn` at DPS digits and reporting it as exact.
+
+    `fn` is written against `verify.truth.numbers.num()` (or plain arithmetic on its inputs), so the same formula
+    evaluated in Arb balls gives the truth's rigorous enclosure (`Truth.enclose`).
+    """
 
     def truth(**params: float) -> Truth:
+        def enclose(prec: int) -> Enclosure:
+            with arb_numbers(prec) as N:
+                return Enclosure.of(fn(**{k: N.mpf(v) for k, v in params.items()}), f"Arb closed form: {detail}", prec)
+
         with mpmath.workdps(DPS):  # every input becomes an exact binary mpf before any arithmetic
-            return Truth.exact(float(fn(**{k: mpmath.mpf(v) for k, v in params.items()})), detail)
+            N = num()
+            return Truth.exact(float(fn(**{k: N.mpf(v) for k, v in params.items()})), detail, enclose=enclose)
 
     return truth

@@ -5,9 +5,9 @@ or double-precision Gauss-Legendre with an error bound (verify.truth.mixture_qua
 
 from __future__ import annotations
 
-import mpmath
 import numpy as np
 import sympy as sp
+from flint import arb
 
 from verify.families._exact import exact
 from verify.model import Assumption, Family, Parameter, Quantity
@@ -25,9 +25,9 @@ _ALPHA = Parameter(alpha, alpha > 1, "Rényi order", quantities=(_R,))
 
 def _both_orders(weights, means_p, sds_p, means_q, sds_q, alpha, what) -> Truth:
     if len(weights) == 1:  # a single Gaussian pair: exact closed form
-        with mpmath.workdps(50):
-            value = float(renyi_gaussian_1d(means_p[0], sds_p[0] ** 2, means_q[0], sds_q[0] ** 2, alpha))
-        return Truth.exact(value, f"{what}: one component, Gaussian closed form")
+        return exact(lambda a, m1, v1, m2, v2: renyi_gaussian_1d(m1, v1, m2, v2, a),
+                     f"{what}: one component, Gaussian closed form")(
+            a=alpha, m1=means_p[0], v1=sds_p[0] ** 2, m2=means_q[0], v2=sds_q[0] ** 2)
     pq = renyi_mixture_quad(weights, means_p, sds_p, weights, means_q, sds_q, alpha)
     qp = renyi_mixture_quad(weights, means_q, sds_q, weights, means_p, sds_p, alpha)
     return Truth.larger(pq, qp, what)
@@ -39,9 +39,11 @@ def _sgm_renyi(alpha, q, sigma) -> Truth:
         return _both_orders([1.0], [1.0], [sigma], [0.0], [sigma], alpha, "Gaussian mechanism")
     mix = ([1 - q, q], [0.0, 1.0], [sigma, sigma])
     gauss = ([1.0], [0.0], [sigma])
+    exact_mix = lambda: [1 - arb(q), arb(q)]  # noqa: E731 - the float 1 - q is rounded; Arb keeps it exact
     pq = (sgm_renyi(q, sigma, alpha, "pq") if float(alpha).is_integer()
-          else renyi_mixture_quad(*mix, *gauss, alpha))
-    return Truth.larger(pq, renyi_mixture_quad(*gauss, *mix, alpha), "sampled Gaussian, both orders")
+          else renyi_mixture_quad(*mix, *gauss, alpha, exact_weights=lambda: (exact_mix(), [1])))
+    qp = renyi_mixture_quad(*gauss, *mix, alpha, exact_weights=lambda: ([1], exact_mix()))
+    return Truth.larger(pq, qp, "sampled Gaussian, both orders")
 
 
 SAMPLED_GAUSSIAN = Family(
@@ -114,9 +116,9 @@ MIXTURE_VS_GAUSSIAN = Family(
                 Parameter(gap1, gap1 >= 0, "mean of the first component"),
                 Parameter(gap2, gap2 >= 0, "mean of the second component"), Parameter(s, s > 0, "common std")),
     facts=frozenset({"mixture"}),
-    truths={_R: lambda alpha, w, gap1, gap2, s: renyi_mixture_quad([1 - w, w] if w < 1 else [1.0],
-                                                                 [gap1, gap2] if w < 1 else [gap2],
-                                                                 [s, s] if w < 1 else [s], [1.0], [0.0], [s], alpha)},
+    truths={_R: lambda alpha, w, gap1, gap2, s: renyi_mixture_quad(
+        [1 - w, w] if w < 1 else [1.0], [gap1, gap2] if w < 1 else [gap2], [s, s] if w < 1 else [s], [1.0], [0.0],
+        [s], alpha, exact_weights=lambda: ([1 - arb(w), arb(w)] if w < 1 else [1], [1]))},
     method="Gauss-Legendre quadrature of the 1-D mixture against a Gaussian",
     expensive=True,
 )

@@ -9,6 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from verify.errors import ParameterError
+from verify.truth.numbers import NotEnclosable, enclose_decreasing_root, num, to_mpf
 
 
 def _check_alpha(alpha: float) -> None:
@@ -41,28 +42,38 @@ def renyi_gaussian(mu_p: ArrayLike, cov_p: ArrayLike, mu_q: ArrayLike, cov_q: Ar
 
 
 def renyi_gaussian_1d(mu_p, var_p, mu_q, var_q, alpha) -> mpmath.mpf:
-    """R_alpha(N(mu_p, var_p) || N(mu_q, var_q)) in the current mpmath precision (+inf if infinite)."""
-    mu_p, var_p, mu_q, var_q, alpha = map(mpmath.mpf, (mu_p, var_p, mu_q, var_q, alpha))
+    """R_alpha(N(mu_p, var_p) || N(mu_q, var_q)) in the active number system (+inf if infinite)."""
+    N = num()
+    mu_p, var_p, mu_q, var_q, alpha = map(N.mpf, (mu_p, var_p, mu_q, var_q, alpha))
     _check_alpha(float(alpha))
-    if var_p <= 0 or var_q <= 0:
+    if N.sign(var_p) != 1 or N.sign(var_q) != 1:
         raise ParameterError("variances must be > 0")
     mix = alpha * var_q + (1 - alpha) * var_p
-    if mix <= 0:
-        return mpmath.inf
-    logdet = mpmath.log(mix) - (1 - alpha) * mpmath.log(var_p) - alpha * mpmath.log(var_q)
+    side = N.sign(mix)
+    if side is None:
+        raise NotEnclosable("alpha var_q + (1 - alpha) var_p straddles 0: finite or infinite is undecided")
+    if side <= 0:
+        return N.inf
+    logdet = N.log(mix) - (1 - alpha) * N.log(var_p) - alpha * N.log(var_q)
     return alpha * (mu_p - mu_q) ** 2 / (2 * mix) - logdet / (2 * (alpha - 1))
 
 
 def gaussian_delta(eps, mu) -> mpmath.mpf:
     """Tight delta(eps) of the pair N(0,1) vs N(mu,1) (Balle & Wang 2018, Thm. 8); symmetric in mu."""
-    mu, eps = abs(mpmath.mpf(mu)), mpmath.mpf(eps)
-    if mu == 0:
-        return mpmath.mpf(0)
-    return mpmath.ncdf(mu / 2 - eps / mu) - mpmath.exp(eps) * mpmath.ncdf(-mu / 2 - eps / mu)
+    N = num()
+    mu, eps = abs(N.mpf(mu)), N.mpf(eps)
+    if N.sign(mu) == 0:
+        return N.mpf(0)
+    return N.ncdf(mu / 2 - eps / mu) - N.exp(eps) * N.ncdf(-mu / 2 - eps / mu)
 
 
 def gaussian_dp_epsilon(delta, mu) -> mpmath.mpf:
-    """Smallest eps >= 0 with (eps, delta)-DP for N(0,1) vs N(mu,1) (both orders; the pair is symmetric)."""
+    """Smallest eps >= 0 with (eps, delta)-DP for N(0,1) vs N(mu,1) (both orders; the pair is symmetric).
+
+    In Arb numbers the root is enclosed rigorously by a bracket around the mpmath root (delta(eps) decreases)."""
+    if num().rigorous:
+        return enclose_decreasing_root(lambda e: gaussian_delta(e, mu), delta,
+                                       lambda: gaussian_dp_epsilon(to_mpf(delta), to_mpf(mu)))
     delta, mu = mpmath.mpf(delta), abs(mpmath.mpf(mu))
     if not 0 < delta < 1:
         raise ParameterError(f"delta must lie in (0, 1), got {float(delta)}")

@@ -26,7 +26,9 @@ from scipy import sparse
 from scipy.special import logsumexp, ndtr
 
 from verify.errors import ParameterError
+from verify.limits import require_memory
 from verify.results import Method, Truth
+from verify.truth.mixture_quad import log_excess_terms
 
 Drift = Callable[[np.ndarray], np.ndarray]
 
@@ -134,6 +136,7 @@ class _Grid:
         n = math.ceil((hi - lo) / h - 1e-9)
         if n > _MAX_CELLS:
             raise ParameterError(f"grid step h={h:g} needs {n} cells on [{lo:g}, {hi:g}]; use a larger h")
+        require_memory(40.0 * max(n, 1) * (2 * _BAND * 4 + 6), "the 1-D transfer-matrix grid")
         return cls(lo, (hi - lo) / n if R is not None else h, max(n, 1), R)
 
 
@@ -242,16 +245,19 @@ def _log_terms(w1: np.ndarray, w2: np.ndarray, alpha: float) -> tuple[np.ndarray
 
 
 def _renyi_value(w1: np.ndarray, w2: np.ndarray, alpha: float, n_cells: int) -> float:
-    """log(sum over cells and atoms of w1^a w2^(1-a)) / (a - 1); atoms compared as counting measure.
+    """Discrete R_alpha of the two laws (cells and atoms, each normalised to mass 1), without cancellation.
 
+    With l = log(w1/w2) it sums J = sum w2 f(l), f(l) = e^(a l) - a e^l + a - 1 >= 0 (= sum w1^a w2^(1-a) - 1 for
+    normalised laws; verify.truth.mixture_quad), and returns log1p(J)/(a - 1): identical laws give exactly 0.
     Where w2 underflowed below w1 > 0 the term is unknown: it is dropped only if the tilt terms next to such
     cells are negligible (tilt decaying outwards), else a ParameterError is raised.
     """
+    w1, w2 = w1 / w1.sum(), w2 / w2.sum()
     t, bad = _log_terms(w1, w2, alpha)
     if bad[n_cells:].any():
         raise ParameterError(f"alpha={alpha:g}: an atom of the second law underflowed; the grid cannot resolve it")
-    total = float(logsumexp(t))
     if bad.any():
+        total = float(logsumexp(t))
         cells = t[:n_cells]
         near = np.zeros(n_cells, dtype=bool)
         near[:-1] |= bad[1:n_cells]
@@ -259,7 +265,15 @@ def _renyi_value(w1: np.ndarray, w2: np.ndarray, alpha: float, n_cells: int) -> 
         if np.any(cells[near] > total + _NEGLIGIBLE_LOG):
             raise ParameterError(f"alpha={alpha:g} is too large for the float64 grid: the second law underflows "
                                  "where the Rényi tilt is not negligible")
-    return total / (alpha - 1)
+    both = (w1 > 0) & (w2 > 0)
+    only_q = (w1 <= 0) & (w2 > 0)  # f(-inf) = a - 1
+    ell = np.log(w1[both]) - np.log(w2[both])
+    log_f, _ = log_excess_terms(ell, alpha, np.ones_like(ell))
+    logs = np.concatenate([np.log(w2[both]) + log_f, np.log(w2[only_q]) + math.log(alpha - 1)])
+    if logs.size == 0 or np.all(logs == -np.inf):
+        return 0.0
+    log_j = float(logsumexp(logs))
+    return float(np.logaddexp(0.0, log_j)) / (alpha - 1)
 
 
 def _edges_ok(grid: _Grid, laws: Sequence[np.ndarray], alpha: float | None, s: float) -> tuple[bool, bool]:

@@ -17,11 +17,13 @@ from typing import Any, Literal
 
 import mpmath
 import numpy as np
+from flint import arb, ctx
 from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from verify.errors import ParameterError
 from verify.results import Method, Truth
+from verify.truth.numbers import Enclosure
 
 Direction = Literal["pq", "qp", "max"]
 
@@ -175,12 +177,22 @@ def _sgm_log_binomial(q: float, sigma: float, alpha: int, dps: int) -> mpmath.mp
         return top + mpmath.log(mpmath.fsum(mpmath.exp(v - top) for v in logs))
 
 
+def _sgm_binomial_enclosure(q: float, sigma: float, alpha: int, prec: int) -> Enclosure:
+    """The binomial series of `_sgm_log_binomial` summed in Arb balls: a rigorous enclosure of R_alpha(P||Q)."""
+    with ctx.workprec(prec):
+        qa, s2 = arb(q), arb(sigma) ** 2
+        total = sum((arb.bin_uiui(alpha, k) * (1 - qa) ** (alpha - k) * qa**k * (arb(k * k - k) / (2 * s2)).exp()
+                     for k in range(alpha + 1)), arb(0))
+        return Enclosure.of(total.log() / (alpha - 1), "Arb binomial series (Mironov-Talwar-Zhang 2019)", prec)
+
+
 def _sgm_direction(q: float, sigma: float, alpha: float, direction: str, dps: int) -> Truth:
     if direction == "pq" and float(alpha).is_integer():
         with mpmath.workdps(dps):
             value = _sgm_log_binomial(q, sigma, int(alpha), dps) / (int(alpha) - 1)
         return Truth.exact(float(value), f"SGM R_alpha(P||Q), q={q:g}, sigma={sigma:g}: binomial series "
-                                         f"(Mironov-Talwar-Zhang 2019) in mpmath at {dps} digits", rel=_FLOAT_REL)
+                                         f"(Mironov-Talwar-Zhang 2019) in mpmath at {dps} digits", rel=_FLOAT_REL,
+                           enclose=lambda prec: _sgm_binomial_enclosure(q, sigma, int(alpha), prec))
     gauss = _Mixture((1.0,), (0.0,), (float(sigma),))
     with mpmath.workdps(dps):  # exact weights 1 - q and q at working precision
         qm = mpmath.mpf(q)

@@ -15,6 +15,8 @@ import mpmath
 import numpy as np
 from numpy.typing import ArrayLike
 
+from verify.truth.numbers import NotEnclosable, geometric, num
+
 
 @dataclass(frozen=True)
 class GaussianLaw:
@@ -36,21 +38,16 @@ def noisy_gd_gaussian_law(A: ArrayLike, data_mean: ArrayLike, eta: float, sigma:
     return GaussianLaw(mean, cov)
 
 
-def _geometric(r, K):
-    """sum_{k<K} r^k, exact also at r = 1."""
-    return K if r == 1 else (1 - r**K) / (1 - r)
-
-
 def isotropic_variance(eta, sigma, lam, start_var, K) -> mpmath.mpf:
     """Per-coordinate variance of theta_K for curvature A = lam I: m^{2K} s0 + 2 eta sigma^2 sum_{k<K} m^{2k}."""
-    eta, sigma, lam, start_var = map(mpmath.mpf, (eta, sigma, lam, start_var))
+    eta, sigma, lam, start_var = map(num().mpf, (eta, sigma, lam, start_var))
     m = 1 - eta * lam
-    return m ** (2 * K) * start_var + 2 * eta * sigma**2 * _geometric(m**2, K)
+    return m ** (2 * K) * start_var + 2 * eta * sigma**2 * geometric(m**2, K)
 
 
 def isotropic_mean_gap(eta, lam, S, n, K) -> mpmath.mpf:
     """|E theta_K(D) - E theta_K(D')| = (1 - m^K) S / (lam n), S = ||grad sum difference|| (= lam ||x1 - x1'||)."""
-    eta, lam, S = map(mpmath.mpf, (eta, lam, S))
+    eta, lam, S = map(num().mpf, (eta, lam, S))
     m = 1 - eta * lam
     return abs(1 - m**K) * S / (lam * n)
 
@@ -58,7 +55,7 @@ def isotropic_mean_gap(eta, lam, S, n, K) -> mpmath.mpf:
 def isotropic_renyi(alpha, sigma, eta, n, K, S, lam, start_var) -> mpmath.mpf:
     """Exact R_alpha(theta_K(D) || theta_K(D')) = alpha * gap^2 / (2 var) (equal covariances)."""
     var = isotropic_variance(eta, sigma, lam, start_var, K)
-    return mpmath.mpf(alpha) * isotropic_mean_gap(eta, lam, S, n, K) ** 2 / (2 * var)
+    return num().mpf(alpha) * isotropic_mean_gap(eta, lam, S, n, K) ** 2 / (2 * var)
 
 
 def isotropic_lsi_constant(sigma, eta, lam, start_var, K) -> mpmath.mpf:
@@ -67,15 +64,29 @@ def isotropic_lsi_constant(sigma, eta, lam, start_var, K) -> mpmath.mpf:
     Marginals are Gaussian N(., v I), which is exactly (1/v)-LSI; at time eta k + s the variance is
     m^2 v_k + 2 s sigma^2 <= v_{k+1}, and v_k is monotone in k, so c = 1 / max(v_0, v_K).
     """
-    return 1 / max(mpmath.mpf(start_var), isotropic_variance(eta, sigma, lam, start_var, K))
+    return 1 / num().maximum(num().mpf(start_var), isotropic_variance(eta, sigma, lam, start_var, K))
 
 
 def isotropic_excess_risk(sigma, eta, lam, start_var, K, d, dist) -> mpmath.mpf:
     """E[L_D(theta_K)] - min L_D = lam/2 (m^{2K} dist^2 + d v_K), dist = ||E theta_0 - argmin L_D||."""
-    eta, lam = mpmath.mpf(eta), mpmath.mpf(lam)
+    eta, lam = num().mpf(eta), num().mpf(lam)
     m = 1 - eta * lam
-    return lam / 2 * (m ** (2 * K) * mpmath.mpf(dist) ** 2
+    return lam / 2 * (m ** (2 * K) * num().mpf(dist) ** 2
                                  + d * isotropic_variance(eta, sigma, lam, start_var, K))
+
+
+def sum_geometric_partials(r, K: int):
+    """sum_{k=1}^K sum_{j<k-1} r^j = (K - sum_{k<K} r^k)/(1 - r), K(K-1)/2 at r = 1 (term by term on a ball
+    straddling 1)."""
+    N = num()
+    s = N.sign(1 - r)
+    if s == 0:
+        return N.mpf(K) * (K - 1) / 2
+    if s is None:
+        if K > 10_000:
+            raise NotEnclosable("partial geometric sums with a ratio ball straddling 1 and too many terms")
+        return sum((geometric(r, k - 1) for k in range(2, K + 1)), N.mpf(0))
+    return (K - geometric(r, K)) / (1 - r)
 
 
 def sum_gd_moments(eta, sigma, n, lam, K):
@@ -85,30 +96,31 @@ def sum_gd_moments(eta, sigma, n, lam, K):
 
     Returns (m, sum_{k=1}^K m^(2(k-1)), sum_{k=1}^K v_k) for the ergodic averages over x_1..x_K.
     """
-    eta, sigma, n, lam = map(mpmath.mpf, (eta, sigma, n, lam))
+    eta, sigma, n, lam = map(num().mpf, (eta, sigma, n, lam))
     m = 1 - eta * n * lam
     r = m**2
-    decay = _geometric(r, K)
-    noise = eta**2 * sigma**2 * (K * (K - 1) / 2 if r == 1 else (K - decay) / (1 - r))
+    decay = geometric(r, K)
+    # sum_{k=1}^K sum_{j<k-1} r^j = (K - decay)/(1 - r), or K(K-1)/2 at r = 1
+    noise = eta**2 * sigma**2 * sum_geometric_partials(r, K)
     return m, decay, noise
 
 
 def sum_gd_avg_grad_sq(eta, sigma, n, lam, K, d, dist) -> mpmath.mpf:
     """(1/K) sum_{k=1}^K E||grad f(x_k)||^2 = (n lam)^2 (dist^2 S_m + d S_v)/K, x_1 fixed at distance dist."""
     _, decay, noise = sum_gd_moments(eta, sigma, n, lam, K)
-    return (mpmath.mpf(n) * lam) ** 2 * (mpmath.mpf(dist) ** 2 * decay + d * noise) / K
+    return (num().mpf(n) * lam) ** 2 * (num().mpf(dist) ** 2 * decay + d * noise) / K
 
 
 def sum_gd_avg_excess(eta, sigma, n, lam, K, d, dist) -> mpmath.mpf:
     """(1/K) sum_{k=1}^K E[f(x_k) - f*] = (n lam / 2)(dist^2 S_m + d S_v)/K."""
     _, decay, noise = sum_gd_moments(eta, sigma, n, lam, K)
-    return mpmath.mpf(n) * lam / 2 * (mpmath.mpf(dist) ** 2 * decay + d * noise) / K
+    return num().mpf(n) * lam / 2 * (num().mpf(dist) ** 2 * decay + d * noise) / K
 
 
 def sum_gd_renyi(alpha, sigma, eta, n, lam, K, S) -> mpmath.mpf:
     """R_alpha of x_{K+1} when one record changes the summed gradient by S (constant for quadratics):
     mean gap eta S sum_{j<K} m^j, variance eta^2 sigma^2 sum_{j<K} m^(2j)."""
-    alpha, sigma, eta, n, lam, S = map(mpmath.mpf, (alpha, sigma, eta, n, lam, S))
+    alpha, sigma, eta, n, lam, S = map(num().mpf, (alpha, sigma, eta, n, lam, S))
     m = 1 - eta * n * lam
-    gap = eta * S * _geometric(m, K)
-    return alpha * gap**2 / (2 * eta**2 * sigma**2 * _geometric(m**2, K))
+    gap = eta * S * geometric(m, K)
+    return alpha * gap**2 / (2 * eta**2 * sigma**2 * geometric(m**2, K))

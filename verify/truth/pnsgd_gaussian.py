@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import mpmath
 
-
-def _powers_sum(r, count: int):
-    """sum_{k<count} r^k, exact also at r = 1."""
-    return count if r == 1 else (1 - r**count) / (1 - r)
+from verify.truth.numbers import geometric, num
 
 
 def pnsgd_renyi(alpha, sigma, n: int, t: int, Delta, c) -> mpmath.mpf:
@@ -20,8 +17,8 @@ def pnsgd_renyi(alpha, sigma, n: int, t: int, Delta, c) -> mpmath.mpf:
 
     Mean gap eta c^(n-t) Delta, variance eta^2 sigma^2 sum_{k<n} c^(2k); eta cancels.
     """
-    alpha, sigma, Delta, c = map(mpmath.mpf, (alpha, sigma, Delta, c))
-    return alpha * Delta**2 * c ** (2 * (n - t)) / (2 * sigma**2 * _powers_sum(c**2, n))
+    alpha, sigma, Delta, c = map(num().mpf, (alpha, sigma, Delta, c))
+    return alpha * Delta**2 * c ** (2 * (n - t)) / (2 * sigma**2 * geometric(c**2, n))
 
 
 def pnmsgd_renyi(alpha, sigma, n: int, i: int, Delta, c) -> mpmath.mpf:
@@ -29,15 +26,15 @@ def pnmsgd_renyi(alpha, sigma, n: int, i: int, Delta, c) -> mpmath.mpf:
 
     Mean gap eta Delta c^(n-i) sum_{k<n} c^(n k), variance eta^2 sigma^2 sum_{k<n^2} c^(2k).
     """
-    alpha, sigma, Delta, c = map(mpmath.mpf, (alpha, sigma, Delta, c))
-    gap = Delta * c ** (n - i) * _powers_sum(c**n, n)
-    return alpha * gap**2 / (2 * sigma**2 * _powers_sum(c**2, n * n))
+    alpha, sigma, Delta, c = map(num().mpf, (alpha, sigma, Delta, c))
+    gap = Delta * c ** (n - i) * geometric(c**n, n)
+    return alpha * gap**2 / (2 * sigma**2 * geometric(c**2, n * n))
 
 
 def cni_affine_renyi(alpha, sigma, K: int, D0, kappa) -> mpmath.mpf:
     """R_alpha(X_K || X'_K) for X_{k+1} = kappa X_k + b + N(0, sigma^2), starts at distance D0."""
-    alpha, sigma, D0, kappa = map(mpmath.mpf, (alpha, sigma, D0, kappa))
-    return alpha * kappa ** (2 * K) * D0**2 / (2 * sigma**2 * _powers_sum(kappa**2, K))
+    alpha, sigma, D0, kappa = map(num().mpf, (alpha, sigma, D0, kappa))
+    return alpha * kappa ** (2 * K) * D0**2 / (2 * sigma**2 * geometric(kappa**2, K))
 
 
 def shifted_renyi_gaussian(alpha, gap, var, z) -> mpmath.mpf:
@@ -46,5 +43,5 @@ def shifted_renyi_gaussian(alpha, gap, var, z) -> mpmath.mpf:
     Upper bound: move the first law by z towards m2. Lower bound: any law within W_inf distance z of
     N(m1, var) dominates N(||m1-m2|| - z, var) along m1 - m2 (research note seed-001, section 2.2).
     """
-    alpha, gap, var, z = map(mpmath.mpf, (alpha, gap, var, z))
-    return alpha * max(mpmath.mpf(0), gap - z) ** 2 / (2 * var)
+    alpha, gap, var, z = map(num().mpf, (alpha, gap, var, z))
+    return alpha * num().maximum(num().mpf(0), gap - z) ** 2 / (2 * var)

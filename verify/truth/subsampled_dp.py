@@ -10,33 +10,44 @@ from __future__ import annotations
 import mpmath
 
 from verify.errors import ParameterError
-
-
-def _sf(x):
-    return mpmath.ncdf(-x)
+from verify.truth.numbers import NotEnclosable, enclose_decreasing_root, num, to_mpf
 
 
 def sgm_delta(eps, q, sigma) -> mpmath.mpf:
-    """max over both orders of sup_S P(S) - e^eps Q(S), in the current mpmath precision."""
-    eps, q, s = mpmath.mpf(eps), mpmath.mpf(q), mpmath.mpf(sigma)
-    e = mpmath.exp(eps)
+    """max over both orders of sup_S P(S) - e^eps Q(S), in the active number system."""
+    N = num()
+    eps, q, s = N.mpf(eps), N.mpf(q), N.mpf(sigma)
+    e = N.exp(eps)
+    half = N.mpf(1) / 2
     # P || Q: the set {log P/Q > eps} = {x > x_hi}
-    if e > 1 - q:
-        x_hi = s**2 * mpmath.log((e - (1 - q)) / q) + mpmath.mpf(1) / 2
-        d_pq = (1 - q) * _sf(x_hi / s) + q * _sf((x_hi - 1) / s) - e * _sf(x_hi / s)
+    above = _decided(e - (1 - q), "e^eps - (1 - q)")
+    if above > 0:
+        x_hi = s**2 * N.log((e - (1 - q)) / q) + half
+        d_pq = (1 - q) * N.ncdf(-x_hi / s) + q * N.ncdf(-(x_hi - 1) / s) - e * N.ncdf(-x_hi / s)
     else:
         d_pq = 1 - e  # every x has loss > eps
     # Q || P: the set {log Q/P > eps} = {x < x_lo}, non-empty only when e^-eps > 1 - q
-    if 1 / e > 1 - q:
-        x_lo = s**2 * mpmath.log((1 / e - (1 - q)) / q) + mpmath.mpf(1) / 2
-        d_qp = mpmath.ncdf(x_lo / s) - e * ((1 - q) * mpmath.ncdf(x_lo / s) + q * mpmath.ncdf((x_lo - 1) / s))
+    if _decided(1 / e - (1 - q), "e^-eps - (1 - q)") > 0:
+        x_lo = s**2 * N.log((1 / e - (1 - q)) / q) + half
+        d_qp = N.ncdf(x_lo / s) - e * ((1 - q) * N.ncdf(x_lo / s) + q * N.ncdf((x_lo - 1) / s))
     else:
-        d_qp = mpmath.mpf(0)
-    return max(d_pq, d_qp, mpmath.mpf(0))
+        d_qp = N.mpf(0)
+    return N.maximum(d_pq, d_qp, N.mpf(0))
+
+
+def _decided(x, what: str) -> int:
+    sign = num().sign(x)
+    if sign is None:
+        raise NotEnclosable(f"the sign of {what} is undecided on an Arb ball")
+    return sign
 
 
 def sgm_dp_epsilon(delta, q, sigma) -> mpmath.mpf:
-    """Smallest eps >= 0 with sgm_delta(eps) <= delta, by bisection to working precision."""
+    """Smallest eps >= 0 with sgm_delta(eps) <= delta, by bisection to working precision (in Arb numbers: a
+    rigorous bracket around that root, delta(eps) being non-increasing)."""
+    if num().rigorous:
+        return enclose_decreasing_root(lambda e: sgm_delta(e, q, sigma), delta,
+                                       lambda: sgm_dp_epsilon(to_mpf(delta), to_mpf(q), to_mpf(sigma)))
     delta = mpmath.mpf(delta)
     if not 0 < delta < 1:
         raise ParameterError(f"delta must lie in (0, 1), got {float(delta)}")

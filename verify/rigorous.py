@@ -1,0 +1,153 @@
+"""The exact fallback of the checker: decide a point with rigorous Arb enclosures of the bound and the truth.
+
+The checker's float filter decides most points. A point it would report VIOLATED, a point it cannot decide, and a
+point whose floats underflowed or overflowed (a bound of 1e-400 is 0.0 in float) come here: the bound is enclosed
+by interval evaluation of its SymPy expression (verify.certify.arb_bounds, at the exact binary values of its
+inputs) and the truth by its own `Truth.enclose` (Arb closed forms, the Arb binomial series, acb.integral with
+proven tails). Only a VIOLATED proven this way is reported; without an enclosure the point is INCONCLUSIVE.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+import mpmath
+import sympy as sp
+
+from verify.errors import VerifyError
+from verify.results import PointCertificate, Truth, Verdict
+from verify.truth.numbers import Enclosure, NotEnclosable
+
+try:
+    from flint import arb, ctx
+except ImportError:  # pragma: no cover - python-flint is a runtime dependency
+    arb = ctx = None
+
+PRECISIONS = (128, 512)  # bits tried in turn until the enclosures decide
+TIE_RTOL = 1e-9  # a bound within this relative distance of the truth counts as equal (float inputs are inexact)
+
+
+def exact_text(value: Any) -> str:
+    """The exact rational value of a float or an mpf, as 'p/q' (what Arb evaluates at)."""
+    if isinstance(value, mpmath.mpf):
+        man, exp = value.man_exp
+        return str(Fraction(man) * Fraction(2) ** exp)
+    return str(Fraction(float(value)))
+
+
+def _bound_enclosure(expr: sp.Expr, values: Mapping[str, Any], bound: mpmath.mpf, prec: int) -> Enclosure:
+    from verify.certify import arb_bounds  # certify imports the model; imported here to keep the import graph flat
+
+    if mpmath.isinf(bound):
+        return Enclosure(float(bound), float(bound), "the bound is infinite (mpmath)", prec)
+    box = {s.name: exact_text(values[s.name]) for s in expr.free_symbols}
+    lo, hi = arb_bounds(expr, box, prec=prec)
+    if lo.is_nan() or hi.is_nan():
+        raise NotEnclosable("the bound has no finite Arb enclosure at this point")
+    return Enclosure(lo, hi, "Arb interval evaluation of the bound's expression", prec)
+
+
+def _as_ball(x: Any) -> Any:
+    return arb(x) if isinstance(x, float) else x
+
+
+def _prove(direction: str, bound: Enclosure, truth: Enclosure) -> Verdict:
+    """What the two enclosures prove about the claim (INCONCLUSIVE if they cannot decide), with ties at TIE_RTOL."""
+    if truth.infinite or bound.infinite:
+        b_inf, t_inf = bound.infinite, truth.infinite
+        if b_inf and t_inf:
+            return Verdict.HOLDS  # +inf against +inf: equality
+        if direction == "upper":
+            return Verdict.HOLDS if b_inf else Verdict.VIOLATED
+        if direction == "lower":
+            return Verdict.VIOLATED if b_inf else Verdict.HOLDS
+        return Verdict.VIOLATED
+    b_lo, b_hi, t_lo, t_hi = (_as_ball(v) for v in (bound.lower, bound.upper, truth.lower, truth.upper))
+    size_hi = max(abs(b_lo), abs(b_hi), abs(t_lo), abs(t_hi), key=lambda v: v.mid())
+    scale_lo = max(_abs_lower(b_lo, b_hi), _abs_lower(t_lo, t_hi), key=lambda v: v.mid())
+    wide, narrow = TIE_RTOL * size_hi, TIE_RTOL * scale_lo  # the tie band is between narrow and wide
+    if direction == "upper":  # violated: truth - bound > tie band
+        gap_lo, gap_hi = t_lo - b_hi, t_hi - b_lo
+        return _by_gap(gap_lo, gap_hi, wide, narrow)
+    if direction == "lower":
+        gap_lo, gap_hi = b_lo - t_hi, b_hi - t_lo
+        return _by_gap(gap_lo, gap_hi, wide, narrow)
+    worst = _by_gap(t_lo - b_hi, t_hi - b_lo, wide, narrow), _by_gap(b_lo - t_hi, b_hi - t_lo, wide, narrow)
+    if Verdict.VIOLATED in worst:
+        return Verdict.VIOLATED
+    return Verdict.HOLDS if worst == (Verdict.HOLDS, Verdict.HOLDS) else Verdict.INCONCLUSIVE
+
+
+def _abs_lower(lo: Any, hi: Any) -> Any:
+    if lo > 0:
+        return lo
+    if hi < 0:
+        return -hi
+    return arb(0)
+
+
+def _by_gap(gap_lo: Any, gap_hi: Any, wide: Any, narrow: Any) -> Verdict:
+    """The claim fails by `gap` (in [gap_lo, gap_hi]): VIOLATED if it surely exceeds the tie band, HOLDS if surely
+    not."""
+    if gap_lo > wide:
+        return Verdict.VIOLATED
+    if gap_hi <= narrow:
+        return Verdict.HOLDS
+    return Verdict.INCONCLUSIVE
+
+
+def certify_point(direction: str, expr: sp.Expr, values: Mapping[str, Any], bound: mpmath.mpf, truth: Truth,
+                  filter_verdict: Verdict) -> PointCertificate:
+    """Re-decide a point with rigorous enclosures at increasing precision; the certificate says what they prove."""
+    start = time.perf_counter()
+    if truth.enclose is None:
+        return PointCertificate(Verdict.INCONCLUSIVE, filter_verdict, None, None, None, None, "", 0,
+                           f"no rigorous enclosure exists for a {truth.method.value} truth", 0.0)
+    reason = ""
+    for prec in PRECISIONS:
+        try:
+            with ctx.workprec(prec):
+                b = _bound_enclosure(expr, values, bound, prec)
+                t = truth.enclose(prec)
+                proved = _prove(direction, b, t)
+        except (NotEnclosable, VerifyError, ZeroDivisionError, ValueError) as err:
+            reason = f"{type(err).__name__}: {err}"
+            continue
+        if proved is not Verdict.INCONCLUSIVE or prec == PRECISIONS[-1]:
+            (b_lo, b_hi), (t_lo, t_hi) = b.text(), t.text()
+            why = "" if proved is not Verdict.INCONCLUSIVE else "the enclosures overlap the tie band"
+            return PointCertificate(proved, filter_verdict, t_lo, t_hi, b_lo, b_hi, t.method, prec, why,
+                               time.perf_counter() - start)
+    return PointCertificate(Verdict.INCONCLUSIVE, filter_verdict, None, None, None, None, "", 0,
+                       f"no rigorous enclosure could be computed ({reason})", time.perf_counter() - start)
+
+
+def degenerate(bound: mpmath.mpf, truth: Truth) -> bool:
+    """True if float rounding may have lost the comparison: a value that underflowed, overflowed or is subnormal."""
+    def lost(x: float, exact: Any = None) -> bool:
+        if exact is not None and mpmath.isinf(exact):
+            return False
+        return math.isinf(x) or (x == 0 and (exact is None or exact != 0)) or 0 < abs(x) < 2.2250738585072014e-308
+
+    return lost(float(bound), bound) or lost(truth.value)
+
+
+def enclosure_ratio_margin(direction: str, cert: PointCertificate) -> tuple[float | None, float]:
+    """bound/truth and the signed relative margin from the certificate's enclosures (mid points), for points whose
+    floats degenerated."""
+    with ctx.workprec(128):
+        b = (arb(cert.bound_lower) + arb(cert.bound_upper)) / 2
+        t = (arb(cert.truth_lower) + arb(cert.truth_upper)) / 2
+        ratio = None if t.is_zero() else float((b / t).mid())
+        scale = abs(t) if not t.is_zero() else arb(1)
+        if direction == "upper":
+            margin = (b - t) / scale
+        elif direction == "lower":
+            margin = (t - b) / scale
+        else:
+            margin = -abs(b - t) / scale
+        return ratio, float(margin.mid())

@@ -1,0 +1,224 @@
+"""The number system closed-form truths are evaluated in: mpmath (50 digits, the default) or python-flint Arb balls
+(rigorous enclosures, used to certify a verdict).
+
+Closed forms call `num()` for their constants and functions, so one formula serves both: under `arb_numbers(prec)`
+every operation is an Arb ball operation whose result provably contains the exact value. Branches on a sign go
+through `num().sign(x)`, which is None when a ball straddles 0; a closed form then raises `NotEnclosable` rather than
+guess, and the checker falls back to "undecided".
+"""
+
+from __future__ import annotations
+
+import contextvars
+import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import mpmath
+
+try:
+    from flint import arb, ctx
+except ImportError:  # pragma: no cover - python-flint is a runtime dependency
+    arb = ctx = None
+
+
+class NotEnclosable(ArithmeticError):
+    """A rigorous enclosure cannot be computed here (a branch undecidable on a ball, a method with no error proof)."""
+
+
+class _Mp:
+    """mpmath at the caller's working precision."""
+
+    rigorous = False
+    mpf = staticmethod(mpmath.mpf)
+    log = staticmethod(mpmath.log)
+    exp = staticmethod(mpmath.exp)
+    expm1 = staticmethod(mpmath.expm1)
+    log1p = staticmethod(mpmath.log1p)
+    sqrt = staticmethod(mpmath.sqrt)
+    ncdf = staticmethod(mpmath.ncdf)
+    binomial = staticmethod(mpmath.binomial)
+    inf = mpmath.inf
+
+    @staticmethod
+    def sign(x: Any) -> int | None:
+        return (x > 0) - (x < 0)
+
+    @staticmethod
+    def maximum(*xs: Any) -> Any:
+        return max(xs)
+
+
+class _ArbInput(arb if arb is not None else object):  # type: ignore[misc]
+    """An exact Arb input that also converts to int (integer parameters: K, n, t)."""
+
+    def __int__(self) -> int:
+        return int(self.unique_fmpz())
+
+    def __index__(self) -> int:
+        return int(self)
+
+
+def _ball(x: Any) -> Any:
+    return x if isinstance(x, arb) else arb(x)
+
+
+class _Arb:
+    """python-flint Arb balls at the precision set by `arb_numbers`."""
+
+    rigorous = True
+
+    @staticmethod
+    def mpf(x: Any) -> Any:
+        if isinstance(x, arb):
+            return x
+        if isinstance(x, mpmath.mpf):
+            x = mpmath.nstr(x, 60)  # exact enough at any working precision used here; inputs are floats anyway
+        return _ArbInput(x)
+
+    log = staticmethod(lambda x: _ball(x).log())
+    exp = staticmethod(lambda x: _ball(x).exp())
+    expm1 = staticmethod(lambda x: _ball(x).expm1())
+    log1p = staticmethod(lambda x: _ball(x).log1p())
+    sqrt = staticmethod(lambda x: _ball(x).sqrt())
+
+    @staticmethod
+    def ncdf(x: Any) -> Any:
+        return (-_ball(x) / arb(2).sqrt()).erfc() / 2
+
+    @staticmethod
+    def binomial(n: Any, k: Any) -> Any:
+        return arb.bin_uiui(int(n), int(k))
+
+    inf = math.inf
+
+    @staticmethod
+    def sign(x: Any) -> int | None:
+        x = _ball(x)
+        if x > 0:
+            return 1
+        if x < 0:
+            return -1
+        return 0 if x.is_zero() else None
+
+    @staticmethod
+    def maximum(*xs: Any) -> Any:
+        """A ball containing the max of the balls: max(a, b) = (a + b + |a - b|)/2."""
+        out = _ball(xs[0])
+        for x in xs[1:]:
+            x = _ball(x)
+            out = (out + x + abs(out - x)) / 2
+        return out
+
+
+MP, ARB = _Mp(), _Arb()
+_current: contextvars.ContextVar[Any] = contextvars.ContextVar("verify_numbers", default=MP)
+
+
+def num() -> Any:
+    """The active number system (MP unless inside `arb_numbers`)."""
+    return _current.get()
+
+
+@contextmanager
+def arb_numbers(prec: int) -> Iterator[Any]:
+    """Evaluate closed forms in Arb balls of `prec` bits inside the block."""
+    if arb is None:  # pragma: no cover
+        raise NotEnclosable("python-flint is not installed")
+    token = _current.set(ARB)
+    try:
+        with ctx.workprec(prec):
+            yield ARB
+    finally:
+        _current.reset(token)
+
+
+def geometric(r: Any, count: int) -> Any:
+    """sum_{k < count} r^k, exact also at r = 1 (and rigorous in Arb: a ball straddling 1 is summed term by term)."""
+    N = num()
+    s = N.sign(1 - r)
+    if s == 0:
+        return N.mpf(count)
+    if s is None:
+        if count > 100_000:
+            raise NotEnclosable("geometric sum with a ratio ball straddling 1 and too many terms")
+        total, term = N.mpf(0), N.mpf(1)
+        for _ in range(count):
+            total, term = total + term, term * r
+        return total
+    return (1 - r**count) / (1 - r)
+
+
+def to_mpf(x: Any) -> mpmath.mpf:
+    """An mpmath number at the midpoint of a ball (or the number itself), for a float-precision first guess."""
+    if arb is not None and isinstance(x, arb):
+        return mpmath.mpf(x.mid().str(40, radius=False))
+    return mpmath.mpf(x)
+
+
+def enclose_decreasing_root(f: Callable[[Any], Any], target: Any, guess: Callable[[], Any]) -> Any:
+    """A ball containing the smallest e >= 0 with f(e) <= target, for f non-increasing, evaluated in Arb.
+
+    `guess()` gives the root in mpmath; the ball is [lo, hi] around it with f(lo) > target and f(hi) <= target
+    proven (or [0, 0] when f(0) <= target is proven).
+    """
+    target = ARB.mpf(target)
+    if f(arb(0)) <= target:
+        return arb(0)
+    token = _current.set(MP)  # the guess is a float-precision mpmath computation
+    try:
+        with mpmath.workdps(40):
+            e = float(guess())
+    finally:
+        _current.reset(token)
+    for rel in (1e-14, 1e-11, 1e-8, 1e-5):
+        lo, hi = max(e * (1 - rel) - rel * 1e-300, 0.0), e * (1 + rel) + 1e-300
+        if f(arb(lo)) > target and f(arb(hi)) <= target:
+            return arb(lo).union(arb(hi))
+    raise NotEnclosable(f"could not bracket the root near {e!r} rigorously")
+
+
+@dataclass(frozen=True)
+class Enclosure:
+    """A rigorous enclosure lower <= x <= upper of a real number, with how it was obtained.
+
+    Ends are Arb balls with radius 0 (or +-inf as Python floats); `text` keeps them as decimal strings for JSON.
+    """
+
+    lower: Any
+    upper: Any
+    method: str
+    prec: int
+
+    @classmethod
+    def of(cls, ball: Any, method: str, prec: int) -> Enclosure:
+        """The enclosure of an Arb ball (NotEnclosable if the ball is NaN or unbounded)."""
+        if isinstance(ball, float) and math.isinf(ball):
+            return cls(ball, ball, method, prec)
+        ball = _ball(ball)
+        if not ball.is_finite():
+            raise NotEnclosable(f"{method}: the enclosure is not finite ({ball})")
+        return cls(ball.lower(), ball.upper(), method, prec)
+
+    @property
+    def infinite(self) -> bool:
+        return isinstance(self.lower, float) and math.isinf(self.lower)
+
+    def text(self) -> tuple[str, str]:
+        def show(x: Any) -> str:
+            return repr(x) if isinstance(x, float) else x.str(20, radius=False)
+        return show(self.lower), show(self.upper)
+
+    def larger(self, other: Enclosure) -> Enclosure:
+        """The enclosure of max(x, y)."""
+        if self.infinite or other.infinite:
+            return self if self.infinite else other
+        def top(a: Any, b: Any) -> Any:  # ends are exact balls, so the comparison is decided
+            return a if a >= b else b
+        return Enclosure(top(self.lower, other.lower), top(self.upper, other.upper),
+                         f"max of ({self.method}) and ({other.method})", min(self.prec, other.prec))
+
+
+Encloser = Callable[[int], Enclosure]  # precision in bits -> rigorous enclosure of a truth
