@@ -102,7 +102,9 @@ def test_tilted_estimate_brackets_the_exact_value_and_decides():
     assert mc.lower <= exact.value <= mc.upper
     r = verify.check("wang2021.noisysgd_tcdp", family="sampled_gaussian_mc", alpha=16, q=0.01, sigma=1.1,
                      samples=100_000, seed=3)
-    assert r.verdict is Verdict.VIOLATED and r.truth.method is verify.Method.MONTE_CARLO
+    # the CI excludes the bound (the float filter says VIOLATED), but statistics are not a proof: INCONCLUSIVE
+    assert r.truth.method is verify.Method.MONTE_CARLO and r.certificate.filter_verdict is Verdict.VIOLATED
+    assert r.verdict is Verdict.INCONCLUSIVE
 
 
 def test_naive_estimator_would_hide_a_violation():

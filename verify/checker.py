@@ -12,6 +12,7 @@ import mpmath
 
 from verify.errors import AssumptionError, ParameterError, UndefinedBoundError
 from verify.families import family as get_family
+from verify.limits import deadline, truth_deadline
 from verify.model import Application, Direction, FromFamily, Theorem, check_declared_domain, evaluate
 from verify.results import CompanionValue, Method, PointCertificate, PointResult, Truth, Verdict
 from verify.rigorous import TIE_RTOL, certify_point, degenerate, enclosure_ratio_margin
@@ -157,8 +158,9 @@ def check_point(theorem: Theorem, app: Application, params: Mapping[str, float],
     """
     family_params, values = resolve(theorem, app, params)
     bound_mp = _bound(theorem, values)
-    truth = get_family(app.family).truth_validated(theorem.quantity, family_params)
-    verdict, cert = judge(theorem, values, bound_mp, truth)
+    with deadline(truth_deadline(), f"the {app.family} truth"):
+        truth = get_family(app.family).truth_validated(theorem.quantity, family_params)
+        verdict, cert = judge(theorem, values, bound_mp, truth)
     bound = float(bound_mp)
     if cert is not None and _finite_ends(cert) and degenerate(bound_mp, truth):  # the floats lost the comparison
         ratio, margin = enclosure_ratio_margin(theorem.direction.value, cert)

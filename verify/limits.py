@@ -3,6 +3,7 @@
 `deadline(seconds)` bounds a block: on the main thread of a POSIX process it arms a real-time timer whose signal
 raises `DeadlineExceeded` inside the block (pure-Python loops, mpmath and between NumPy calls); elsewhere it only
 records the deadline, which long loops poll with `check_deadline()`. Deadlines nest (the earliest wins).
+`truth_deadline()` is the default cap of one point (the checker applies it; env VERIFY_TRUTH_DEADLINE).
 `require_memory(nbytes, what)` refuses an allocation above the cap (default 1 GiB, env VERIFY_MEMORY_CAP in bytes)
 before it is made.
 """
@@ -20,6 +21,7 @@ from contextlib import contextmanager
 from verify.errors import DeadlineExceeded, MemoryLimitExceeded, ParameterError
 
 DEFAULT_MEMORY_CAP = 1 << 30  # bytes one truth evaluation may allocate in its largest arrays
+DEFAULT_TRUTH_DEADLINE = 120.0  # seconds one point (truth and its rigorous re-check) may take
 _deadlines: list[float] = []  # monotonic times, innermost last (per process; signals are per process too)
 
 
@@ -34,6 +36,20 @@ def memory_cap() -> int:
         raise ParameterError(f"VERIFY_MEMORY_CAP must be a number of bytes, got {raw!r}") from None
     if value <= 0:
         raise ParameterError(f"VERIFY_MEMORY_CAP must be > 0, got {raw!r}")
+    return value
+
+
+def truth_deadline() -> float:
+    """Seconds one point's truth may take (env VERIFY_TRUTH_DEADLINE overrides the default; inf: no cap)."""
+    raw = os.environ.get("VERIFY_TRUTH_DEADLINE")
+    if raw is None:
+        return DEFAULT_TRUTH_DEADLINE
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ParameterError(f"VERIFY_TRUTH_DEADLINE must be a number of seconds, got {raw!r}") from None
+    if not value > 0:
+        raise ParameterError(f"VERIFY_TRUTH_DEADLINE must be > 0, got {raw!r}")
     return value
 
 

@@ -14,7 +14,7 @@ from .conftest import BROKEN_ID, needs_report_extra
 def test_errors_are_recorded_and_make_the_result_verdict_less(broken_catalog):
     r = check_application(broken_catalog, broken_catalog.applications[0])
     assert r.errors and r.status == "ERROR" and not r.as_expected
-    assert {e.error for e in r.errors} == {"ParameterError"}
+    assert {e.error for e in r.errors} == {"UndefinedBoundError"}  # a ParameterError: the bound is not real there
     assert all(e.params["eta"] == 0.5 for e in r.errors) and "undefined" in r.errors[0].message
     assert r.points and r.verdict is Verdict.INCONCLUSIVE  # the other points are checked; no HOLDS claim
     assert r.to_dict()["verdict"] == "ERROR"
@@ -35,9 +35,9 @@ def test_report_shows_error_entries(broken_catalog, tmp_path, capsys):
     assert r["verdict"] == "ERROR" and r["n_errors"] == len(r["errors"]) > 0 and not data["all_as_expected"]
     assert data["summary"]["verdicts"]["ERROR"] == 1
     md = (out / "report.md").read_text()
-    assert "**ERROR**" in md and "ParameterError" in md and "no verdict" in md
+    assert "**ERROR**" in md and "UndefinedBoundError" in md and "no verdict" in md
     html = (out / "index.html").read_text()
-    assert 'class="badge error">ERROR' in html and "ParameterError" in html
+    assert 'class="badge error">ERROR' in html and "UndefinedBoundError" in html
     try:
         from verify.reporting.schema import validate
     except ImportError:  # pragma: no cover - jsonschema is in the test extra

@@ -22,6 +22,7 @@ from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
 from verify.errors import ParameterError
+from verify.limits import require_memory
 from verify.results import Method, Truth
 from verify.truth.numbers import Enclosure
 
@@ -113,6 +114,7 @@ def _breakpoints(p: _Mixture, q: _Mixture, alpha: float, dps: int) -> list[float
     step = z[1] - z[0]
     a, b = z[keep[0]] - step, z[keep[-1]] + step
     n_seg = max(2, math.ceil((b - a) / min(widths)))
+    require_memory(2000.0 * n_seg, "the mpmath mixture quadrature (segments)")  # ~ mpf nodes kept per segment
     return [float(x) for x in np.linspace(a, b, n_seg + 1)]
 
 

@@ -22,6 +22,7 @@ from numpy.typing import ArrayLike
 
 from verify.backend import ArrayRandom, get_namespace, to_host
 from verify.errors import ParameterError
+from verify.limits import require_memory
 from verify.truth.losses import Loss
 from verify.truth.renyi_estimator import GaussianMixture
 
@@ -82,6 +83,8 @@ def _setup(data: ArrayLike, chains: int, seed: int, constraint: Constraint, xp: 
         raise ParameterError(f"data must be a finite (n, d) array with n >= 1, got shape {host.shape}")
     if constraint is not None and not isinstance(constraint, Ball | Box):
         raise ParameterError(f"constraint must be Ball, Box or None, got {constraint!r}")
+    # per step: the (chains, n, d) per-record gradients and a few temporaries of that shape
+    require_memory(8.0 * 6 * chains * host.shape[0] * host.shape[1], "the Monte-Carlo simulation")
     xp = get_namespace() if xp is None else xp
     return _Setup(xp, xp.asarray(host, dtype=xp.float64), ArrayRandom(xp, seed), constraint)
 

@@ -23,6 +23,7 @@ from array_api_compat import array_namespace
 
 from verify.backend import ArrayRandom, get_namespace
 from verify.errors import ParameterError
+from verify.limits import require_memory
 from verify.results import Method, Truth
 
 LogDensity = Callable[[Any], Any]
@@ -168,6 +169,7 @@ def renyi_naive(log_p: LogDensity, q: Distribution, alpha: float, *, n: int, see
                 xp: ModuleType | None = None, confidence: float = 0.95) -> Truth:
     """Naive estimate of R_alpha(P||Q): x ~ Q, log-mean-exp of alpha*log(P/Q) (method MONTE_CARLO)."""
     _check_run(alpha, n, confidence)
+    require_memory(8.0 * 8 * n * getattr(q, "dim", 1), "the Monte-Carlo estimate")
     rng = ArrayRandom(get_namespace() if xp is None else xp, seed)
     x = q.sample(rng, int(n))
     lw = alpha * (log_p(x) - q.log_pdf(x))
@@ -178,6 +180,7 @@ def renyi_importance(log_p: LogDensity, log_q: LogDensity, proposal: Distributio
                      seed: int, xp: ModuleType | None = None, confidence: float = 0.95) -> Truth:
     """Importance-sampled estimate of R_alpha(P||Q): x ~ proposal r, weights P^a Q^(1-a)/r in log domain."""
     _check_run(alpha, n, confidence)
+    require_memory(8.0 * 8 * n * proposal.dim, "the importance-sampling estimate")
     rng = ArrayRandom(get_namespace() if xp is None else xp, seed)
     x = proposal.sample(rng, int(n))
     lw = alpha * log_p(x) + (1 - alpha) * log_q(x) - proposal.log_pdf(x)
