@@ -118,14 +118,17 @@ def _bound(theorem: Theorem, values: Mapping[str, float]) -> mpmath.mpf:
     return mpmath.mpf(value)
 
 
-def judge(theorem: Theorem, values: Mapping[str, float], bound: mpmath.mpf,
-          truth: Truth) -> tuple[Verdict, PointCertificate | None]:
+def judge(theorem: Theorem, values: Mapping[str, float], bound: mpmath.mpf, truth: Truth,
+          rigorous: bool = True) -> tuple[Verdict, PointCertificate | None]:
     """The verdict at a point: the float filter (`decide`), then, for a point it would call VIOLATED, cannot decide
-    or whose floats underflowed/overflowed, the rigorous fallback (verify.rigorous), whose verdict stands."""
+    or whose floats underflowed/overflowed, the rigorous fallback (verify.rigorous), whose verdict stands.
+
+    `rigorous=False` keeps the float filter's VIOLATED and undecided points (a search's cheap predicate, whose
+    final point is re-checked rigorously); under- and overflowed points are still re-checked."""
     fast = decide(theorem.direction, float(bound), truth)
     lost = degenerate(bound, truth) and truth.enclose is not None
     undecided = (fast is Verdict.INCONCLUSIVE and truth.enclose is not None and truth.method is not Method.MONTE_CARLO)
-    if fast is not Verdict.VIOLATED and not lost and not undecided:
+    if not lost and (not rigorous or (fast is not Verdict.VIOLATED and not undecided)):
         return fast, None
     cert = certify_point(theorem.direction.value, theorem.bound, values, bound, truth, fast)
     return cert.verdict, cert
@@ -150,17 +153,18 @@ def _companion(other: Theorem, family: str, point: Mapping[str, float], truth: T
 
 
 def check_point(theorem: Theorem, app: Application, params: Mapping[str, float],
-                companions: Sequence[Theorem] = ()) -> PointResult:
+                companions: Sequence[Theorem] = (), *, rigorous: bool = True) -> PointResult:
     """Check `theorem` on `app.family` at one point. Raises AssumptionError/ParameterError on bad input.
 
     `companions` are other bounds on the same quantity evaluated at the same point where their own
-    assumptions allow (the catalog lists them per application).
+    assumptions allow (the catalog lists them per application). `rigorous=False` skips the exact fallback of
+    `judge` for points the float filter decides (for a search's predicate only: never report such a VIOLATED).
     """
     family_params, values = resolve(theorem, app, params)
     bound_mp = _bound(theorem, values)
     with deadline(truth_deadline(), f"the {app.family} truth"):
         truth = get_family(app.family).truth_validated(theorem.quantity, family_params)
-        verdict, cert = judge(theorem, values, bound_mp, truth)
+        verdict, cert = judge(theorem, values, bound_mp, truth, rigorous)
     bound = float(bound_mp)
     if cert is not None and _finite_ends(cert) and degenerate(bound_mp, truth):  # the floats lost the comparison
         ratio, margin = enclosure_ratio_margin(theorem.direction.value, cert)
