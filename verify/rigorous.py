@@ -27,7 +27,7 @@ try:
 except ImportError:  # pragma: no cover - python-flint is a runtime dependency
     arb = ctx = None
 
-PRECISIONS = (128, 512)  # bits tried in turn until the enclosures decide
+PRECISIONS = (64, 128, 512)  # bits tried in turn until the enclosures decide
 TIE_RTOL = 1e-9  # a bound within this relative distance of the truth counts as equal (float inputs are inexact)
 
 

@@ -14,9 +14,9 @@ from verify.model import Assumption, Family, Parameter, Quantity
 from verify.results import Truth
 from verify.symbols import L, alpha, delta, gap1, gap2, n, q, s, samples, seed, sigma, t, w
 from verify.truth.gaussian import renyi_gaussian_1d
-from verify.truth.mixture import sgm_renyi
 from verify.truth.mixture_quad import renyi_mixture_quad
 from verify.truth.renyi_estimator import GaussianMixture, geometric_tilt, renyi_importance, renyi_naive
+from verify.truth.sgm_rdp import sgm_renyi_truth
 from verify.truth.subsampled_dp import sgm_dp_epsilon
 
 _R, _DP = Quantity.RENYI, Quantity.DP_EPSILON
@@ -34,16 +34,10 @@ def _both_orders(weights, means_p, sds_p, means_q, sds_q, alpha, what) -> Truth:
 
 
 def _sgm_renyi(alpha, q, sigma) -> Truth:
-    """Both orders: R(P||Q) by the binomial series at integer alpha, quadrature otherwise; R(Q||P) by quadrature."""
+    """Both orders (verify.truth.sgm_rdp); q = 1 is the Gaussian mechanism in closed form."""
     if q == 1:
         return _both_orders([1.0], [1.0], [sigma], [0.0], [sigma], alpha, "Gaussian mechanism")
-    mix = ([1 - q, q], [0.0, 1.0], [sigma, sigma])
-    gauss = ([1.0], [0.0], [sigma])
-    exact_mix = lambda: [1 - arb(q), arb(q)]  # noqa: E731 - the float 1 - q is rounded; Arb keeps it exact
-    pq = (sgm_renyi(q, sigma, alpha, "pq") if float(alpha).is_integer()
-          else renyi_mixture_quad(*mix, *gauss, alpha, exact_weights=lambda: (exact_mix(), [1])))
-    qp = renyi_mixture_quad(*gauss, *mix, alpha, exact_weights=lambda: ([1], exact_mix()))
-    return Truth.larger(pq, qp, "sampled Gaussian, both orders")
+    return sgm_renyi_truth(q, sigma, alpha)
 
 
 SAMPLED_GAUSSIAN = Family(
@@ -57,7 +51,8 @@ SAMPLED_GAUSSIAN = Family(
     truths={_R: lambda alpha, q, sigma: _sgm_renyi(alpha, q, sigma),
             _DP: exact(lambda q, sigma, delta: sgm_dp_epsilon(delta, q, sigma),
                        "tight eps(delta): closed-form hockey-stick divergence of both orders, bisection at 50 digits")},
-    method="binomial series (integer alpha) or mpmath quadrature; closed-form hockey-stick for (eps, delta)",
+    method="positive-term binomial series (integer alpha) and shared-node quadrature, both orders; closed-form "
+           "hockey-stick for (eps, delta)",
     expensive=True,
 )
 

@@ -179,7 +179,7 @@ def _sgm_log_binomial(q: float, sigma: float, alpha: int, dps: int) -> mpmath.mp
         return top + mpmath.log(mpmath.fsum(mpmath.exp(v - top) for v in logs))
 
 
-def _sgm_binomial_enclosure(q: float, sigma: float, alpha: int, prec: int) -> Enclosure:
+def sgm_binomial_enclosure(q: float, sigma: float, alpha: int, prec: int) -> Enclosure:
     """The binomial series of `_sgm_log_binomial` summed in Arb balls: a rigorous enclosure of R_alpha(P||Q)."""
     with ctx.workprec(prec):
         qa, s2 = arb(q), arb(sigma) ** 2
@@ -194,7 +194,7 @@ def _sgm_direction(q: float, sigma: float, alpha: float, direction: str, dps: in
             value = _sgm_log_binomial(q, sigma, int(alpha), dps) / (int(alpha) - 1)
         return Truth.exact(float(value), f"SGM R_alpha(P||Q), q={q:g}, sigma={sigma:g}: binomial series "
                                          f"(Mironov-Talwar-Zhang 2019) in mpmath at {dps} digits", rel=_FLOAT_REL,
-                           enclose=lambda prec: _sgm_binomial_enclosure(q, sigma, int(alpha), prec))
+                           enclose=lambda prec: sgm_binomial_enclosure(q, sigma, int(alpha), prec))
     gauss = _Mixture((1.0,), (0.0,), (float(sigma),))
     with mpmath.workdps(dps):  # exact weights 1 - q and q at working precision
         qm = mpmath.mpf(q)

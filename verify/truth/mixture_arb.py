@@ -83,15 +83,20 @@ def enclose_renyi_mixture(p: Mixture, q: Mixture, alpha: float, prec: int, centr
             return (a * _log_density(p, z, analytic) + (1 - a) * _log_density(q, z, analytic)).exp()
 
         width = max(max(p[2]), max(q[2]))
-        for k in _TAIL_WIDTHS:
-            lo, hi = min(centre[0], *p[1], *q[1]) - k * width, max(centre[1], *p[1], *q[1]) + k * width
+        lo0, hi0 = min(centre[0], *p[1], *q[1]), max(centre[1], *p[1], *q[1])
+        bulk, done = acb(0), (lo0, lo0)
+        for k in _TAIL_WIDTHS:  # widen the integrated range piece by piece until the proven tails are negligible
+            lo, hi = lo0 - k * width, hi0 + k * width
+            pieces = [(lo, hi)] if done[0] == done[1] else [(lo, done[0]), (done[1], hi)]
+            for a_, b_ in pieces:
+                bulk += acb.integral(integrand, a_, b_, rel_tol=arb(2) ** (20 - prec), eval_limit=200_000)
+            done = (lo, hi)
+            total = bulk.real
             tails = _tail(p, q, a, hi, True) + _tail(p, q, a, lo, False)
-            bulk = acb.integral(integrand, lo, hi, rel_tol=arb(2) ** (20 - prec), eval_limit=200_000).real
-            if not (bulk.is_finite() and tails.is_finite()) or not bulk > 0:
+            if not (total.is_finite() and tails.is_finite()) or not total > 0:
                 continue
-            if tails.upper() < bulk.lower() * arb(2) ** (10 - prec):
-                total = bulk.union(bulk + tails)  # the tails are >= 0 and at most `tails`
-                value = total.log() / (a - 1)
+            if tails.upper() < total.lower() * arb(2) ** (10 - prec):
+                value = total.union(total + tails).log() / (a - 1)  # the tails are >= 0 and at most `tails`
                 return Enclosure.of(value, f"{what}: acb.integral on [{lo:.4g}, {hi:.4g}] + proven Gaussian tail "
                                            f"bounds, {prec} bits", prec)
     raise NotEnclosable(f"{what}: acb.integral did not reach the requested accuracy")

@@ -4,10 +4,9 @@ Used on grids and by the falsifier, where the 30-digit mpmath quadrature of veri
 is tested against) is too slow. It never forms int P^a Q^(1-a) - 1, which cancels when the divergence is tiny or
 alpha is near 1: with l = log P - log Q and b = alpha - 1 it integrates
 
-    J = int Q f(l),  f(l) = e^(a l) - a e^l + a - 1 = e^l expm1(b l) - b expm1(l) >= 0,
+    J = int Q f(l),  f(l) = e^(a l) - a e^l + a - 1 >= 0  (verify.truth.excess),
 
-whose integral is I - 1 exactly (int P = int Q = 1), so R = log1p(J) / b with no cancellation. f is summed as its
-Taylor series sum_k a expm1((k-1) log a) l^k / k! where |a l| <= 1 (no cancellation in the coefficients either).
+whose integral is I - 1 exactly (int P = int Q = 1), so R = log1p(J) / b with no cancellation.
 Composite Gauss-Legendre over +-40 component widths around the means and the tilt centre (panels a quarter of the
 narrowest width); the interval is +-10 x the gap to the half-order rule plus a rounding bound from the magnitudes
 of the summed terms. The returned Truth can enclose itself rigorously (`verify.truth.mixture_arb`), which the checker
@@ -27,11 +26,11 @@ from scipy.special import logsumexp
 from verify.errors import ParameterError
 from verify.limits import require_memory
 from verify.results import Method, Truth
+from verify.truth.excess import log_excess
 from verify.truth.mixture_arb import enclose_renyi_mixture
 
 _SAFETY = 10.0
 _ORDER = 24  # Gauss-Legendre nodes per panel; the half-order rule on the same panels gives the error
-_SERIES_TERMS = 30  # Taylor terms of f where |alpha l| <= 1: the remainder is below 1/30! relative
 _EPS = 2.0**-52
 
 
@@ -49,26 +48,11 @@ def _components(weights, means, sds):
 
 
 def log_excess_terms(ell: np.ndarray, alpha: float, ell_err: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """log f(l), f(l) = e^(a l) - a e^l + a - 1 >= 0, computed without cancellation near l = 0 (Taylor series with
-    coefficients a expm1((k - 1) log a)/k!) and in log space elsewhere (nothing overflows); and the log of a bound
-    on its rounding error over eps: the magnitudes of the summed terms plus |f'(l)| times `ell_err`, the rounding of
-    l in units of eps."""
-    beta = alpha - 1
-    small = np.abs(ell) * max(alpha, 1.0) <= 1.0
-    log_f, log_size = np.empty_like(ell), np.empty_like(ell)
-    x = ell[small]
-    total, size, power = np.zeros_like(x), np.zeros_like(x), x * x
-    for k in range(2, _SERIES_TERMS + 2):
-        term = alpha * math.expm1((k - 1) * math.log(alpha)) / math.factorial(k) * power
-        total, size, power = total + term, size + np.abs(term), power * x
-    with np.errstate(divide="ignore"):  # l = 0 exactly: f = 0, log f = -inf
-        log_f[small], log_size[small] = np.log(np.maximum(total, 0.0)), np.log(size)
-        y = ell[~small]
-        plus, minus = np.logaddexp(alpha * y, math.log(beta)), math.log(alpha) + y  # f = e^plus - e^minus
-        gap = np.minimum(minus - plus, 0.0)
-        log_f[~small] = plus + np.log(-np.expm1(gap))
-        log_size[~small] = np.logaddexp(plus, minus)
-        z = beta * ell  # f'(l) = a e^l expm1((a - 1) l)
+    """log f(l) (verify.truth.excess) and the log of a bound on its rounding error over eps: the magnitudes of the
+    summed terms plus |f'(l)| times `ell_err`, the rounding of l in units of eps."""
+    log_f, log_size = log_excess(ell, alpha)
+    with np.errstate(divide="ignore", over="ignore"):
+        z = (alpha - 1) * ell  # f'(l) = a e^l expm1((a - 1) l)
         big = z + np.log1p(-np.exp(-np.maximum(z, 1)))  # log expm1(z) for z > 1, without overflow
         log_abs_expm1 = np.where(z > 1, big, np.log(np.abs(np.expm1(np.minimum(z, 1)))))
         log_slope = math.log(alpha) + ell + log_abs_expm1 + np.log(ell_err)
