@@ -47,15 +47,18 @@ def test_sampled_gaussian_intervals_enclose_the_reference(q, sigma, alpha):
     assert float(reference) <= float(enclosure.upper.mid()) * (1 + 1e-15)
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=15)
 @given(q=st.floats(1e-6, 1.0), sigma=st.floats(0.3, 60.0), alpha=st.one_of(st.floats(1.0 + 1e-6, 1.2),
                                                                           st.floats(1.2, 12.0)))
 def test_float_quadrature_interval_contains_the_rigorous_enclosure(q, sigma, alpha):
     """The fast quadrature's interval (the float filter) holds the acb enclosure, at tiny divergences and alpha near
     1 too (the cancellation of the old (I - 1)/(alpha - 1) form)."""
     truth = family("sampled_gaussian").truth("renyi", alpha=alpha, q=q, sigma=sigma)
-    enclosure = truth.enclose(256)  # tight enough to stand for the exact value
+    enclosure = truth.enclose(128)
     lo, hi = float(enclosure.lower.mid()), float(enclosure.upper.mid())
+    if hi - lo > (truth.upper - truth.lower) / 4:  # not tight enough to stand for the exact value
+        enclosure = truth.enclose(256)
+        lo, hi = float(enclosure.lower.mid()), float(enclosure.upper.mid())
     slack = 4e-16 * abs(truth.value)
     assert truth.lower - slack <= lo and hi <= truth.upper + slack
 
