@@ -13,7 +13,7 @@ import mpmath
 from verify.errors import AssumptionError, ParameterError, UndefinedBoundError
 from verify.families import family as get_family
 from verify.limits import deadline, truth_deadline
-from verify.model import Application, Direction, FromFamily, Theorem, check_declared_domain, evaluate
+from verify.model import Application, Direction, FromFamily, Theorem, as_number, check_declared_domain, evaluate
 from verify.results import CompanionValue, Method, PointCertificate, PointResult, Truth, Verdict
 from verify.rigorous import TIE_RTOL, certify_point, degenerate, enclosure_ratio_margin
 from verify.truth.renyi_estimator import too_weak
@@ -79,7 +79,7 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
                              f"{', '.join(p.name for p in fam.parameters)}")
     values: dict[str, float] = {}
     for k, v in params.items():
-        v = float(v)
+        v = as_number(v, f"{theorem.id}: parameter {k}")
         if math.isnan(v):
             raise ParameterError(f"{theorem.id}: parameter {k} is NaN")
         values[k] = v
@@ -91,6 +91,9 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
             values[name] = _real(evaluate(expr, values), name, theorem)
     family_params = fam.validate(theorem.quantity, {k: v for k, v in values.items()
                                                     if k in fam.parameter_names(theorem.quantity)})
+    for a in theorem.assumptions:  # those decidable before the bindings: a bind is evaluated only where they hold
+        if all(s.name in values for s in a.condition.free_symbols):
+            a.check(theorem.id, values)
     for name, target in app.bind.items():
         if isinstance(target, FromFamily):
             needed = {k: v for k, v in values.items() if k in fam.parameter_names(target.quantity)}
@@ -208,14 +211,23 @@ class PointError:
 
 @dataclass(frozen=True)
 class SearchSummary:
-    """What the falsifier did beside the grid: points tried with this seed, and whether it found a violation."""
+    """What the falsifier did beside the grid: points allowed and tried with this seed, how many were really checked
+    and why the others were not, and whether it found a (certified) violation."""
 
     examples: int
     seed: int
     found: bool
+    tried: int = 0
+    checked: int = 0
+    excluded: int = 0
+    undefined: int = 0
+    capped: int = 0
+    failed: int = 0
 
     def to_dict(self) -> dict:
-        return {"examples": self.examples, "seed": self.seed, "found": self.found}
+        return {"examples": self.examples, "tried": self.tried, "checked": self.checked, "excluded": self.excluded,
+                "undefined": self.undefined, "capped": self.capped, "failed": self.failed, "seed": self.seed,
+                "found": self.found}
 
 
 @dataclass(frozen=True)

@@ -4,19 +4,24 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+import traceback
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from verify import exitcodes
 from verify.api import check
 from verify.catalog import select
 from verify.certify import main_certify
-from verify.errors import VerifyError
+from verify.errors import ParameterError, VerifyError
 from verify.families import FAMILIES
-from verify.runner import FALSIFY_EXAMPLES, run, theorem_summary
-from verify.testing import falsify
+from verify.results import Verdict
+from verify.runner import FALSIFY_EXAMPLES, json_safe, run, theorem_summary
+from verify.testing.falsify import MIN_CHECKED, falsify_outcome, require_checked
 
 
 def _param(text: str) -> tuple[str, float]:
@@ -27,6 +32,24 @@ def _param(text: str) -> tuple[str, float]:
         return name.strip(), float(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"parameter {name} has a non-numeric value '{value}'") from None
+
+
+def _bounded(kind: Callable[[str], float], what: str, low: float, strict: bool = False) -> Callable[[str], float]:
+    """An argparse type: `kind(text)`, finite and >= low (> low if strict), else a one-line usage error."""
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what} must be a number, got '{text}'") from None
+        if not math.isfinite(value) or value < low or (strict and value == low):
+            raise argparse.ArgumentTypeError(f"{what} must be {'>' if strict else '>='} {low:g}, got '{text}'")
+        return value
+    return parse
+
+
+_WORKERS = _bounded(int, "--workers", 1)
+_FALSIFY = _bounded(int, "--falsify", 0)
+_SEED = _bounded(int, "--seed", 0)
 
 
 def _fmt(x: float | None) -> str:
@@ -47,6 +70,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+_VERDICT_EXIT = {Verdict.HOLDS: exitcodes.OK, Verdict.VIOLATED: exitcodes.UNEXPECTED,
+                 Verdict.INCONCLUSIVE: exitcodes.INCONCLUSIVE}
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     result = check(args.id, family=args.family, **dict(args.param))
     if args.json:
@@ -55,9 +82,18 @@ def cmd_check(args: argparse.Namespace) -> int:
         t = result.truth
         print(f"{result.theorem} on {result.family} at {result.params}\n"
               f"  bound = {result.bound:.10g}\n  truth = {t.value:.10g}  [{t.lower:.10g}, {t.upper:.10g}]"
-              f" ({t.method.value}: {t.detail})\n  verdict: {result.verdict.value}   ratio bound/truth = "
-              f"{_fmt(result.ratio)}   margin = {result.margin:.4g}")
-    return 0
+              f" ({t.method.value}: {t.detail})")
+        cert = result.certificate
+        if cert is not None:
+            if cert.truth_lower is not None:
+                print(f"  certificate: truth in [{cert.truth_lower}, {cert.truth_upper}], bound in "
+                      f"[{cert.bound_lower}, {cert.bound_upper}] ({cert.method}, {cert.precision_bits} bits)")
+            if cert.reason:
+                print(f"  not certified: {cert.reason}" if result.verdict is not Verdict.VIOLATED
+                      else f"  note: {cert.reason}")
+        print(f"  verdict: {result.verdict.value}   ratio bound/truth = {_fmt(result.ratio)}   "
+              f"margin = {result.margin:.4g}")
+    return _VERDICT_EXIT[result.verdict]
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -122,19 +158,27 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def _falsify_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--falsify", type=int, default=FALSIFY_EXAMPLES, metavar="N",
+    p.add_argument("--falsify", type=_FALSIFY, default=FALSIFY_EXAMPLES, metavar="N",
                    help=f"falsifier points per entry beside the grid (a tenth on expensive families; 0: grid only; "
                         f"default {FALSIFY_EXAMPLES})")
 
 
 def cmd_falsify(args: argparse.Namespace) -> int:
-    found = falsify(args.bound, args.family, args.side, args.assume, budget_s=args.budget, seed=args.seed,
-                    quantity=args.quantity, bind=dict(args.bind), max_examples=args.max_examples)
-    if found is None:
-        print(f"no counterexample in {args.max_examples} points (seed {args.seed}) on {args.family}")
-        return 0
-    print(json.dumps(found.to_dict(), indent=2) if args.json else str(found))
-    return 1
+    needed = min(MIN_CHECKED, args.max_examples) if args.min_checked is None else args.min_checked
+    if needed > args.max_examples:
+        raise ParameterError(f"--min-checked {needed} exceeds --max-examples {args.max_examples}")
+    outcome = falsify_outcome(args.bound, args.family, args.side, args.assume, budget_s=args.budget, seed=args.seed,
+                              quantity=args.quantity, bind=dict(args.bind), max_examples=args.max_examples)
+    if args.json:
+        print(json.dumps(json_safe(outcome.to_dict()), indent=2))
+    require_checked(outcome, needed)
+    if outcome.counterexample is None:
+        if not args.json:
+            print(f"no counterexample in {outcome.summary()} with seed {args.seed} on {args.family}")
+        return exitcodes.OK
+    if not args.json:
+        print(outcome.counterexample)
+    return exitcodes.UNEXPECTED
 
 
 def _assignment(text: str) -> tuple[str, str]:
@@ -163,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="check every entry over its default grid; exit 1 on an unexpected verdict")
     p.add_argument("--only", nargs="*", default=[], help="ids or paper keys")
     p.add_argument("--json", metavar="PATH", help="write the results as JSON")
-    p.add_argument("--seed", type=int, default=0, help="seed of the falsifier (default 0)")
+    p.add_argument("--seed", type=_SEED, default=0, help="seed of the falsifier (default 0)")
     _falsify_option(p)
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(fn=cmd_run)
@@ -175,8 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", nargs="*", default=[], help="ids or paper keys")
     p.add_argument("--backend", help="array backend of the numerical kernels: numpy, cupy or array_api_strict "
                                      "(default: $VERIFY_BACKEND, else numpy)")
-    p.add_argument("--seed", type=int, default=0, help="seed recorded with the run, for reproduction (default 0)")
-    p.add_argument("--workers", type=int, help="processes for the checks and figures (default: up to 4)")
+    p.add_argument("--seed", type=_SEED, default=0, help="seed recorded with the run, for reproduction (default 0)")
+    p.add_argument("--workers", type=_WORKERS, help="processes for the checks and figures (default: up to 4)")
     _falsify_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(fn=cmd_report)
@@ -191,9 +235,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--bind", action="append", default=[], type=_assignment, metavar="NAME=EXPR",
                    help="define a symbol of the bound in terms of the family's parameters (repeatable)")
     p.add_argument("--quantity", help="which truth of the family (default: renyi, or its only quantity)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-examples", type=int, default=2000)
-    p.add_argument("--budget", type=float, default=60.0, help="wall-clock cap in seconds (default 60)")
+    p.add_argument("--seed", type=_SEED, default=0)
+    p.add_argument("--max-examples", type=_bounded(int, "--max-examples", 1), default=2000,
+                   help="points to try (default 2000)")
+    p.add_argument("--min-checked", type=_bounded(int, "--min-checked", 0), default=None, metavar="N",
+                   help=f"fewer points really checked than this (and no counterexample) exits 3: no evidence "
+                        f"(default min({MIN_CHECKED}, --max-examples))")
+    p.add_argument("--budget", type=_bounded(float, "--budget", 0, strict=True), default=60.0,
+                   help="wall-clock cap in seconds on the whole search, shrinking included (default 60)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=cmd_falsify)
 
@@ -219,15 +268,38 @@ def cmd_families(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Run the command line; the exit code is one of verify.exitcodes (README, "Exit codes")."""
+    try:
+        return _dispatch(list(sys.argv[1:] if argv is None else argv))
+    except BrokenPipeError:  # `verify list | head`: the reader left; say nothing more
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return exitcodes.OK
+    except VerifyError as err:
+        print(f"error: {_one_line(err)}", file=sys.stderr)
+        return err.exit_code
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except Exception as err:  # noqa: BLE001 - a bug: one line (the traceback with VERIFY_DEBUG=1), its own code
+        if os.environ.get("VERIFY_DEBUG"):
+            traceback.print_exc()
+        print(f"internal error: {type(err).__name__}: {_one_line(err)} (a bug in verify; VERIFY_DEBUG=1 shows the "
+              "traceback)", file=sys.stderr)
+        return exitcodes.INTERNAL
+
+
+def _one_line(err: BaseException) -> str:
+    return " ".join(str(err).split())
+
+
+def _dispatch(argv: list[str]) -> int:
     if argv[:1] == ["certify"]:
         return main_certify(argv[1:])
     args = build_parser().parse_args(argv)
-    try:
-        return args.fn(args)
-    except VerifyError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+    return args.fn(args)
 
 
 if __name__ == "__main__":

@@ -6,3 +6,4 @@ OK = 0  # every verdict as expected / no counterexample in the points checked / 
 UNEXPECTED = 1  # an unexpected verdict, an ERROR entry, a counterexample found
 BAD_INPUT = 2  # bad input: a violated assumption, an unknown name, a bad option value
 INCONCLUSIVE = 3  # nothing (or too little) was checked, a cap was hit, or the evidence cannot decide
+INTERNAL = 4  # a bug in verify (an exception it did not raise on purpose); VERIFY_DEBUG=1 prints the traceback

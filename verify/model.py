@@ -100,14 +100,29 @@ def condition_holds(cond: sp.Basic, values: Mapping[str, float]) -> bool:
     if isinstance(cond, sp.Not):
         return not condition_holds(cond.args[0], values)
     if isinstance(cond, sp.Rel):
-        lhs, rhs = evaluate(cond.lhs, values), evaluate(cond.rhs, values)
-        # sides equal within _REL_TOL count as equal: float inputs and derived values are not exact
-        if abs(lhs - rhs) <= _REL_TOL * max(1, abs(lhs), abs(rhs)):
-            return isinstance(cond, (sp.Eq, sp.LessThan, sp.GreaterThan))
-        ops = {sp.Eq: False, sp.Ne: True, sp.StrictLessThan: lhs < rhs, sp.LessThan: lhs < rhs,
-               sp.StrictGreaterThan: lhs > rhs, sp.GreaterThan: lhs > rhs}
+        try:
+            lhs, rhs = evaluate(cond.lhs, values), evaluate(cond.rhs, values)
+        except (ZeroDivisionError, ValueError, OverflowError):
+            return False  # a side that is undefined here satisfies no relation
+        if isinstance(lhs, mpmath.mpc) or isinstance(rhs, mpmath.mpc) or mpmath.isnan(lhs) or mpmath.isnan(rhs):
+            return False  # a side that is not a real number satisfies no relation
+        # non-strict relations and equalities accept sides equal within _REL_TOL (float inputs and derived values
+        # are not exact: 10 * 0.2 > 2); strict ones are decided exactly (alpha = 1 + 1e-13 is > 1)
+        close = abs(lhs - rhs) <= _REL_TOL * max(1, abs(lhs), abs(rhs))
+        ops = {sp.Eq: close, sp.Ne: lhs != rhs, sp.StrictLessThan: lhs < rhs, sp.LessThan: close or lhs < rhs,
+               sp.StrictGreaterThan: lhs > rhs, sp.GreaterThan: close or lhs > rhs}
         return bool(ops[type(cond)])
     raise TypeError(f"not a condition: {cond!r}")
+
+
+def as_number(value: object, what: str) -> float:
+    """`value` as a float; a ParameterError naming `what` for anything that is not a real number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)) and not hasattr(value, "__float__"):
+        raise ParameterError(f"{what} must be a number, got {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ParameterError(f"{what} must be a number, got {value!r}") from None
 
 
 def check_declared_domain(owner: str, symbol: sp.Symbol, value: float) -> None:
@@ -116,6 +131,8 @@ def check_declared_domain(owner: str, symbol: sp.Symbol, value: float) -> None:
     Conditions such as `sigma > 0` evaluate to True at construction for a positive symbol, so the facts
     themselves are checked here against the number.
     """
+    if not math.isfinite(value):
+        raise ParameterError(f"{owner}: parameter {symbol.name} must be a finite number, got {value}")
     facts = [(symbol.is_positive, value > 0, f"{symbol.name} > 0"),
              (symbol.is_nonnegative, value >= 0, f"{symbol.name} >= 0"),
              (symbol.is_integer, float(value).is_integer(), f"{symbol.name} integer")]
@@ -199,7 +216,7 @@ class Family:
                 continue
             if p.name not in params:
                 raise ParameterError(f"family {self.name}: missing parameter {p.name} ({p.description})")
-            value = float(params[p.name])
+            value = as_number(params[p.name], f"family {self.name}: parameter {p.name}")
             if math.isnan(value):
                 raise ParameterError(f"family {self.name}: parameter {p.name} is NaN")
             if p.integer and value != int(value):

@@ -29,7 +29,7 @@ from verify.families import family as get_family
 from verify.model import Application, FromFamily, Theorem
 from verify.reporting.latex import assumption_latex, statement_latex, to_latex
 from verify.results import Verdict
-from verify.testing.falsify import search
+from verify.testing.falsify import search_outcome
 
 SCHEMA_VERSION = "2.2"
 FALSIFY_EXAMPLES = 100  # falsifier points per application in `verify run` / `verify report` (0: grid only)
@@ -248,13 +248,15 @@ def falsify_application(theorem: Theorem, app: Application, result: ApplicationR
         return result
     if get_family(app.family).expensive:
         examples = max(10, examples // 10)
-    found = search(theorem, app, max_examples=examples, budget_s=FALSIFY_BUDGET_S, seed=seed,
-                   companions=companions(app))
+    outcome = search_outcome(theorem, app, max_examples=examples, budget_s=FALSIFY_BUDGET_S, seed=seed,
+                             companions=companions(app))
+    found = outcome.counterexample
     points = result.points
     if found is not None:
         points = points + (dataclasses.replace(found.result, origin="falsifier"),)
     verdict = aggregate(list(points))
     if result.errors and verdict is Verdict.HOLDS:
         verdict = Verdict.INCONCLUSIVE
-    return dataclasses.replace(result, points=points, verdict=verdict,
-                               search=SearchSummary(examples, seed, found is not None))
+    summary = SearchSummary(examples, seed, found is not None, outcome.tried, outcome.checked,
+                            sum(outcome.excluded.values()), outcome.undefined, outcome.capped, outcome.failed)
+    return dataclasses.replace(result, points=points, verdict=verdict, search=summary)

@@ -7,15 +7,26 @@
 
 from __future__ import annotations
 
-from verify.testing.falsify import Counterexample, falsify, search, user_theorem
+from verify.errors import NothingChecked
+from verify.testing.falsify import (
+    Counterexample,
+    SearchOutcome,
+    falsify,
+    falsify_outcome,
+    search,
+    search_outcome,
+    user_theorem,
+)
 from verify.testing.strategies import point_strategy
 
 
 def assert_bound_holds(bound, family: str, side: str = "upper", **kwargs) -> None:
-    """Fail (AssertionError with the shrunk counterexample) if `falsify` breaks the bound."""
+    """Fail (AssertionError with the shrunk counterexample) if `falsify` breaks the bound; fail too (NothingChecked)
+    when the search could check fewer than `min_checked` points: no evidence is not a pass."""
     found = falsify(bound, family, side, **kwargs)
     if found is not None:
         raise AssertionError(str(found))
 
 
-__all__ = ["Counterexample", "assert_bound_holds", "falsify", "point_strategy", "search", "user_theorem"]
+__all__ = ["Counterexample", "NothingChecked", "SearchOutcome", "assert_bound_holds", "falsify", "falsify_outcome",
+           "point_strategy", "search", "search_outcome", "user_theorem"]

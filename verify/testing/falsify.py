@@ -8,7 +8,6 @@ Hypothesis shrinks the point; a last pass rounds each value to few significant d
 
 from __future__ import annotations
 
-import math
 import random
 import time
 from collections.abc import Mapping, Sequence
@@ -19,24 +18,74 @@ from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from verify.checker import check_point
-from verify.errors import ParameterError, VerifyError
+from verify.errors import (
+    AssumptionError,
+    NothingChecked,
+    ParameterError,
+    ResourceLimitError,
+    UndefinedBoundError,
+    VerifyError,
+)
 from verify.families import family as get_family
+from verify.limits import deadline
 from verify.model import Application, Assumption, Direction, FromFamily, Quantity, Source, Theorem, Variant
 from verify.parsing import parse_expression
 from verify.results import PointResult, Verdict
 from verify.testing.strategies import free_parameters, point_strategy
 
 SIDES = {"upper": Direction.UPPER, "lower": Direction.LOWER, "exact": Direction.EXACT}
+MIN_CHECKED = 10  # a search that checked fewer points (and found nothing) is NothingChecked, never a pass
+
+
+@dataclass(frozen=True)
+class SearchOutcome:
+    """What a search did: points tried, how many were really checked (a truth computed and a verdict decided), how
+    many were excluded and why, and the counterexample if one was found. Zero checked is evidence of nothing."""
+
+    theorem: str
+    family: str
+    seed: int
+    tried: int
+    checked: int
+    excluded: dict[str, int]  # points outside an assumption or a family domain, by its name
+    undefined: int  # points where the bound is not a real number (NaN, complex, division by zero)
+    capped: int  # points whose truth hit its deadline or memory cap
+    failed: int  # points whose truth or binding failed otherwise
+    seconds: float
+    budget_hit: bool
+    counterexample: Counterexample | None = None
+    first_failure: str = ""
+
+    def to_dict(self) -> dict:
+        return {"theorem": self.theorem, "family": self.family, "seed": self.seed, "tried": self.tried,
+                "checked": self.checked, "excluded": dict(sorted(self.excluded.items())),
+                "undefined": self.undefined, "capped": self.capped, "failed": self.failed,
+                "seconds": self.seconds, "budget_hit": self.budget_hit, "first_failure": self.first_failure,
+                "counterexample": self.counterexample.to_dict() if self.counterexample else None}
+
+    def summary(self) -> str:
+        """e.g. '137 points checked (of 200 tried: 50 outside the assumptions, 13 where the bound is undefined)'."""
+        parts = []
+        if self.excluded:
+            parts.append(f"{sum(self.excluded.values())} outside the assumptions")
+        for count, what in ((self.undefined, "where the bound is undefined"), (self.capped, "over a time/memory cap"),
+                            (self.failed, "where the truth failed")):
+            if count:
+                parts.append(f"{count} {what}")
+        detail = f" (of {self.tried} tried: {', '.join(parts)})" if parts else f" (of {self.tried} tried)"
+        budget = "; stopped by the time budget" if self.budget_hit else ""
+        return f"{self.checked} points checked{detail}{budget}"
 
 
 @dataclass(frozen=True)
 class Counterexample:
     """A point where the truth lies on the wrong side of the bound, confidently: the checker's result there,
-    with what the search spent to find it."""
+    certified by rigorous enclosures, with what the search spent to find it."""
 
     result: PointResult
     examples: int  # points tried by the search
     seconds: float
+    checked: int = 0  # points really checked by the search
 
     theorem = property(lambda self: self.result.theorem)
     family = property(lambda self: self.result.family)
@@ -51,52 +100,100 @@ class Counterexample:
         return (f"counterexample to {self.theorem} on {self.family}: {shown}\n"
                 f"  bound = {self.bound:.10g}, truth = {self.truth.value:.10g} "
                 f"[{self.truth.lower:.10g}, {self.truth.upper:.10g}] ({self.truth.method.value})"
-                + (f", ratio bound/truth = {self.ratio:.4g}" if self.ratio is not None else ""))
+                + (f", ratio bound/truth = {self.ratio:.4g}" if self.ratio is not None else "")
+                + f"\n  found after {self.checked} points checked ({self.examples} tried)")
 
     def to_dict(self) -> dict:
-        return {**self.result.to_dict(), "examples": self.examples, "seconds": self.seconds}
+        return {**self.result.to_dict(), "examples": self.examples, "checked": self.checked, "seconds": self.seconds}
 
 
 def _fmt(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else f"{v:.6g}"
 
 
-def search(theorem: Theorem, app: Application, *, max_examples: int = 2000, budget_s: float = 10.0,
-           seed: int = 0, companions: Sequence[Theorem] = ()) -> Counterexample | None:
-    """Hypothesis search for a VIOLATED point of `theorem` on `app`; None if none was found.
+def _validate(max_examples: int, budget_s: float, min_checked: int | None) -> int:
+    if isinstance(max_examples, bool) or not isinstance(max_examples, int) or max_examples < 1:
+        raise ParameterError(f"max_examples must be an integer >= 1, got {max_examples!r}")
+    if isinstance(budget_s, bool) or not isinstance(budget_s, (int, float)) or not (budget_s > 0):
+        raise ParameterError(f"budget_s must be a number of seconds > 0, got {budget_s!r}")
+    if min_checked is None:
+        return min(MIN_CHECKED, max_examples)
+    if isinstance(min_checked, bool) or not isinstance(min_checked, int) or not 0 <= min_checked <= max_examples:
+        raise ParameterError(f"min_checked must be an integer in [0, max_examples = {max_examples}], "
+                             f"got {min_checked!r}")
+    return min_checked
 
-    `max_examples` bounds the search (reproducible for a seed); `budget_s` is a wall-clock safety cap on the
-    generation phase (shrinking gets as long again once a counterexample is found).
+
+def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 2000, budget_s: float = 10.0,
+                   seed: int = 0, companions: Sequence[Theorem] = ()) -> SearchOutcome:
+    """Hypothesis search for a VIOLATED point of `theorem` on `app`, with the counts of what it did.
+
+    `max_examples` bounds the points tried (reproducible for a seed); `budget_s` caps the whole search, shrinking
+    included, in wall-clock seconds (each point's truth gets what is left as its deadline). The search's predicate is
+    the float filter; a point it calls VIOLATED is re-checked rigorously (verify.rigorous) before it counts.
     """
+    _validate(max_examples, budget_s, None)
     start = time.monotonic()
-    deadline = [start + budget_s]
-    tried = [0]
+    end = start + float(budget_s)
+    memo: dict[tuple, bool] = {}
+    counts = {"tried": 0, "checked": 0, "undefined": 0, "capped": 0, "failed": 0}
+    excluded: dict[str, int] = {}
+    state = {"budget_hit": False, "first_failure": ""}
 
     def violated(point: dict[str, float]) -> bool:
-        if time.monotonic() > deadline[0]:
+        key = tuple(sorted(point.items()))
+        if key in memo:  # hypothesis replays points: the same answer every time
+            return memo[key]
+        left = end - time.monotonic()
+        if left <= 0:
+            state["budget_hit"] = True
+            memo[key] = False
             return False
-        tried[0] += 1
+        counts["tried"] += 1
+        found = False
         try:
-            found = check_point(theorem, app, point).verdict is Verdict.VIOLATED
-        except VerifyError:  # outside the assumptions, or the bound undefined there
-            return False
-        if found and deadline[0] < math.inf:
-            deadline[0] = time.monotonic() + budget_s  # time to shrink
+            with deadline(left, "the search's time budget"):
+                found = check_point(theorem, app, point, rigorous=False).verdict is Verdict.VIOLATED
+                if found:  # the float filter is not enough: certify before it counts
+                    found = check_point(theorem, app, point).verdict is Verdict.VIOLATED
+            counts["checked"] += 1
+        except AssumptionError as err:
+            excluded[err.assumption] = excluded.get(err.assumption, 0) + 1
+        except UndefinedBoundError:
+            counts["undefined"] += 1
+        except ResourceLimitError:
+            counts["capped"] += 1
+        except Exception as err:  # noqa: BLE001 - a truth or a bind that fails at a point is counted, not fatal
+            counts["failed"] += 1
+            state["first_failure"] = state["first_failure"] or f"{type(err).__name__}: {err}"
+        memo[key] = found
         return found
 
     config = settings(max_examples=max_examples, deadline=None, database=None, phases=[Phase.generate, Phase.shrink],
                       suppress_health_check=list(HealthCheck))
+    found: Counterexample | None = None
     try:
         point = find(point_strategy(theorem, app), violated, settings=config, random=random.Random(seed))
     except (NoSuchExample, Unsatisfiable):
-        return None
-    point = _round(theorem, app, point)
-    result = check_point(theorem, app, point, companions)
-    return Counterexample(result, tried[0], time.monotonic() - start)
+        point = None
+    if point is not None:
+        point = _round(theorem, app, point)
+        result = check_point(theorem, app, point, companions)
+        found = Counterexample(result, counts["tried"], time.monotonic() - start, counts["checked"])
+    return SearchOutcome(theorem.id, app.family, seed, counts["tried"], counts["checked"], excluded,
+                         counts["undefined"], counts["capped"], counts["failed"], time.monotonic() - start,
+                         state["budget_hit"], found, state["first_failure"])
+
+
+def search(theorem: Theorem, app: Application, *, max_examples: int = 2000, budget_s: float = 10.0,
+           seed: int = 0, companions: Sequence[Theorem] = ()) -> Counterexample | None:
+    """The counterexample of `search_outcome`, or None."""
+    return search_outcome(theorem, app, max_examples=max_examples, budget_s=budget_s, seed=seed,
+                          companions=companions).counterexample
 
 
 def _round(theorem: Theorem, app: Application, point: dict[str, float]) -> dict[str, float]:
-    """Round each value to the fewest significant digits (1..6) that keep the point violated."""
+    """Round each value to the fewest significant digits (1..6) that keep the point (certifiably) violated."""
     point = dict(point)
     for name in sorted(point):
         value = point[name]
@@ -122,7 +219,15 @@ def user_theorem(bound: sp.Expr | str, family: str, side: str = "upper", *, quan
     fam = get_family(family)
     if quantity is None:
         quantity = Quantity.RENYI if Quantity.RENYI in fam.truths else next(iter(fam.truths))
-    quantity = Quantity(quantity)
+    try:
+        quantity = Quantity(quantity)
+    except ValueError:
+        raise ParameterError(f"unknown quantity '{quantity}'; family {family} has "
+                             f"{', '.join(q.value for q in fam.truths)}") from None
+    clash = sorted(set(bind or {}) & {p.name for p in fam.parameters})
+    if clash:
+        raise ParameterError(f"--bind defines {', '.join(clash)}, which family {family} already has as a parameter; "
+                             "bind only symbols of your bound that the family does not provide")
     if quantity not in fam.truths:
         raise ParameterError(f"family {family} has no truth for '{quantity.value}'; it has "
                              f"{', '.join(q.value for q in fam.truths)}")
@@ -134,6 +239,8 @@ def user_theorem(bound: sp.Expr | str, family: str, side: str = "upper", *, quan
         return parse_expression(x, symbols, condition=condition, what=str(x)) if isinstance(x, str) else sp.sympify(x)
 
     expr = parse(bound)
+    if isinstance(expr, sp.Expr) and expr.has(sp.zoo, sp.nan):
+        raise ParameterError(f"the bound {sp.sstr(expr)} is undefined everywhere (a division by zero)")
     allowed = set(fam.parameter_names(quantity)) | set(extra)
     unknown = sorted({s.name for s in expr.free_symbols} - allowed)
     if unknown:
@@ -147,18 +254,42 @@ def user_theorem(bound: sp.Expr | str, family: str, side: str = "upper", *, quan
                    quantity, expr, assumptions, frozenset(), (app,))
 
 
+def falsify_outcome(bound: sp.Expr | str, family: str, side: str = "upper",
+                    extra_assumptions: Sequence[sp.Basic | str] = (), budget_s: float = 10.0, seed: int = 0, *,
+                    quantity: Quantity | str | None = None, bind: Mapping[str, sp.Expr | str] | None = None,
+                    defaults: Mapping[str, sp.Expr | str] | None = None, max_examples: int = 2000) -> SearchOutcome:
+    """Search `family`'s parameter space for a point where `bound` is on the wrong side of the truth; the full
+    record of the search (points tried, checked, excluded and why, the counterexample if any)."""
+    _validate(max_examples, budget_s, None)
+    theorem = user_theorem(bound, family, side, quantity=quantity, extra_assumptions=extra_assumptions, bind=bind,
+                           defaults=defaults)
+    return search_outcome(theorem, theorem.applications[0], max_examples=max_examples, budget_s=budget_s, seed=seed)
+
+
 def falsify(bound: sp.Expr | str, family: str, side: str = "upper", extra_assumptions: Sequence[sp.Basic | str] = (),
             budget_s: float = 10.0, seed: int = 0, *, quantity: Quantity | str | None = None,
             bind: Mapping[str, sp.Expr | str] | None = None, defaults: Mapping[str, sp.Expr | str] | None = None,
-            max_examples: int = 2000) -> Counterexample | None:
+            max_examples: int = 2000, min_checked: int | None = None) -> Counterexample | None:
     """Search `family`'s parameter space for a point where `bound` is on the wrong side of the truth.
 
-    Returns None when no counterexample was found within `max_examples` points (or `budget_s` seconds),
-    otherwise the shrunk counterexample. `extra_assumptions` restrict the search (SymPy conditions or strings).
+    Returns the shrunk, certified counterexample, or None when none was found among the points checked; raises
+    NothingChecked (CLI exit 3) when fewer than `min_checked` points (default min(10, max_examples)) could be
+    checked: contradictory assumptions, a bound undefined everywhere, a budget too small. `extra_assumptions`
+    restrict the search (SymPy conditions or strings).
     """
-    theorem = user_theorem(bound, family, side, quantity=quantity, extra_assumptions=extra_assumptions, bind=bind,
-                           defaults=defaults)
-    return search(theorem, theorem.applications[0], max_examples=max_examples, budget_s=budget_s, seed=seed)
+    needed = _validate(max_examples, budget_s, min_checked)
+    outcome = falsify_outcome(bound, family, side, extra_assumptions, budget_s, seed, quantity=quantity, bind=bind,
+                              defaults=defaults, max_examples=max_examples)
+    require_checked(outcome, needed)
+    return outcome.counterexample
+
+
+def require_checked(outcome: SearchOutcome, needed: int) -> None:
+    """Raise NothingChecked unless the search found a counterexample or checked at least `needed` points."""
+    if outcome.counterexample is None and outcome.checked < needed:
+        why = f"; first failure: {outcome.first_failure}" if outcome.first_failure else ""
+        raise NothingChecked(f"{outcome.theorem} on {outcome.family}: only {outcome.summary()}, fewer than the "
+                             f"{needed} required: no evidence either way{why}")
 
 
 def parameters_of(theorem: Theorem) -> list[str]:
