@@ -912,10 +912,12 @@ class _Search:
         self.stopped_by: str | None = None
         self.witness: dict[str, float | int] | None = None
 
-    def ok(self, iv: Interval) -> bool:  # the claim certainly holds on the enclosure
-        return bool(iv[0] > 0) if self.strict else bool(iv[0] >= 0)
+    def ok(self, iv: Interval) -> bool:  # the claim certainly holds on the enclosure (both ends finite)
+        return _finite(iv) and (bool(iv[0] > 0) if self.strict else bool(iv[0] >= 0))
 
-    def bad(self, iv: Interval) -> bool:  # the claim certainly fails on the enclosure
+    def bad(self, iv: Interval) -> bool:  # the claim certainly fails on the enclosure, or a side is undefined there
+        if iv[0].is_nan() or iv[1].is_nan():
+            return True
         return bool(iv[1] <= 0) if self.strict else bool(iv[1] < 0)
 
     def gradient(self, env: Env) -> dict[int, Interval]:
