@@ -20,7 +20,7 @@ from verify.certify import main_certify
 from verify.errors import ParameterError, VerifyError
 from verify.families import FAMILIES
 from verify.results import Verdict
-from verify.runner import FALSIFY_EXAMPLES, json_safe, run, theorem_summary
+from verify.runner import FALSIFY_EXAMPLES, is_results_file, json_safe, run, theorem_summary
 from verify.testing.falsify import MIN_CHECKED, falsify_outcome, require_checked
 
 
@@ -101,6 +101,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         if not args.quiet and sys.stderr.isatty():
             print(f"\r[{i + 1}/{total}] {t.id:<60}", end="", file=sys.stderr, flush=True)
 
+    if args.json:
+        target = Path(args.json)
+        if target.is_symlink() or (target.exists() and not is_results_file(target)):
+            raise ParameterError(f"--json {target} exists and is not a verify results file; verify never overwrites "
+                                 "files it did not create")
     outcome = run(args.only, progress, seed=args.seed, falsify=args.falsify)
     if not args.quiet and sys.stderr.isatty():
         print("\r" + " " * 72 + "\r", end="", file=sys.stderr)

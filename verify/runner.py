@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
 from multiprocessing import get_all_start_methods, get_context
+from pathlib import Path
 
 import sympy as sp
 
@@ -92,6 +93,16 @@ class RunResult:
             "results": results,
             "timing": {"run_id": run_id, "started": self.started, "seconds": self.seconds},
         })
+
+
+def is_results_file(path: Path) -> bool:
+    """True if `path` is a results file this tool wrote (`verify run --json`, results.json)."""
+    try:
+        with path.open(encoding="utf-8") as fh:
+            head = fh.read(200)
+    except (OSError, UnicodeDecodeError):
+        return False
+    return path.is_file() and head.lstrip().startswith("{") and '"schema_version"' in head
 
 
 def json_safe(obj):

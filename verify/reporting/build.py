@@ -17,13 +17,23 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
 
+from verify.errors import ParameterError
 from verify.model import Theorem
 from verify.reporting.html import copy_static, render_html
 from verify.reporting.markdown import render_markdown
 from verify.reporting.plots import plot_sweeps
 from verify.reporting.sweeps import base_point, sweep, swept_parameters
 from verify.reporting.view import QUANTITY_LABEL, anchors, build_view
-from verify.runner import FALSIFY_EXAMPLES, SCHEMA_VERSION, RunResult, fork_executor, json_safe, run, use_backend
+from verify.runner import (
+    FALSIFY_EXAMPLES,
+    SCHEMA_VERSION,
+    RunResult,
+    fork_executor,
+    is_results_file,
+    json_safe,
+    run,
+    use_backend,
+)
 
 Progress = Callable[[str, str, int, int], None]  # (phase, label, done, total)
 DEFAULT_ROOT = Path("reports")
@@ -110,17 +120,50 @@ def _write(outcome: RunResult, folder: Path, run_id: str | None, progress: Progr
     copy_static(folder)
 
 
+MARKER = ".verify-report"  # written in every report folder: only such folders (or empty ones) are ever replaced
+
+
+def is_report(path: Path) -> bool:
+    """True if `path` is a report folder this tool wrote: it holds the marker file (or, written before the marker
+    existed, results.json with a schema_version beside report.md and index.html)."""
+    if not path.is_dir() or path.is_symlink():
+        return False
+    if (path / MARKER).is_file():
+        return True
+    return all((path / f).is_file() for f in ("report.md", "index.html")) and is_results_file(path / "results.json")
+
+
+def check_out_dir(out_dir: Path | str) -> Path:
+    """The report destination, refused (ParameterError, before any work) unless it is absent, an empty folder or a
+    previous report: never a file, a link, a folder of someone's files, the current folder or one of its parents."""
+    out_dir = Path(out_dir)
+    shown = str(out_dir)
+    if out_dir.is_symlink():
+        raise ParameterError(f"--out {shown} is a symbolic link; give a new folder or a previous report folder")
+    resolved = out_dir.resolve()
+    cwd = Path.cwd().resolve()
+    if resolved == cwd or resolved in cwd.parents or resolved == Path.home().resolve():
+        raise ParameterError(f"--out {shown} is the current folder, one of its parents or the home folder; give a new "
+                             "folder for the report")
+    if out_dir.exists():
+        if not out_dir.is_dir():
+            raise ParameterError(f"--out {shown} is a file; verify never overwrites files it did not create")
+        if not is_report(out_dir) and any(out_dir.iterdir()):
+            raise ParameterError(f"--out {shown} is a folder that is not empty and not a verify report; verify never "
+                                 "deletes files it did not create")
+    return out_dir
+
+
 def _move_into_place(folder: Path, out_dir: Path) -> None:
+    """Put the finished report at `out_dir`, replacing only an empty folder or a previous report (checked again)."""
+    check_out_dir(out_dir)
     old = None
-    if out_dir.exists() or out_dir.is_symlink():
+    if out_dir.exists():
         old = out_dir.parent / f".{out_dir.name}.old-{uuid.uuid4().hex[:8]}"
         os.replace(out_dir, old)
     os.replace(folder, out_dir)
     if old is not None:
-        if old.is_dir() and not old.is_symlink():
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            old.unlink()
+        shutil.rmtree(old, ignore_errors=True)  # an empty folder or a report this tool wrote
 
 
 def write_report(outcome: RunResult, out_dir: Path | str, *, run_id: str | None = None,
@@ -136,6 +179,8 @@ def write_report(outcome: RunResult, out_dir: Path | str, *, run_id: str | None 
     folder.chmod(0o755)  # mkdtemp makes it private; a report is meant to be read
     try:
         _write(outcome, folder, run_id or out_dir.name, progress or (lambda *_: None), workers)
+        (folder / MARKER).write_text(json.dumps({"tool": "dp-verify", "schema_version": SCHEMA_VERSION,
+                                                 "run_id": run_id or out_dir.name}) + "\n", encoding="utf-8")
         _move_into_place(folder, out_dir)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
@@ -147,6 +192,11 @@ def update_latest(root: Path, target: Path) -> Path:
     """Point `root/latest` at `target` (a relative symlink, replaced atomically); if symlinks fail, write the
     target's name to `root/LATEST` instead. Returns the link or file written."""
     link = root / "latest"
+    note = root / "LATEST"
+    if link.exists() and not link.is_symlink():
+        raise ParameterError(f"{link} exists and is not the link verify keeps; move it away to update it")
+    if note.exists() and not _our_note(note, root):
+        raise ParameterError(f"{note} exists and is not the note verify keeps; move it away to update it")
     tmp = root / f".latest-{uuid.uuid4().hex[:8]}"
     try:
         os.symlink(os.path.relpath(target, root), tmp, target_is_directory=True)
@@ -154,13 +204,22 @@ def update_latest(root: Path, target: Path) -> Path:
     except OSError:
         if tmp.is_symlink():
             tmp.unlink()
-        note = root / "LATEST"
         tmp_note = root / f".LATEST-{uuid.uuid4().hex[:8]}"
         tmp_note.write_text(os.path.relpath(target, root) + "\n", encoding="utf-8")
         os.replace(tmp_note, note)
         return note
-    (root / "LATEST").unlink(missing_ok=True)  # a stale fallback would contradict the link
+    if note.exists():
+        note.unlink()  # a stale fallback (ours, checked above) would contradict the link
     return link
+
+
+def _our_note(note: Path, root: Path) -> bool:
+    """True if `note` is a LATEST file this tool wrote: one line naming a report folder under `root`."""
+    try:
+        lines = note.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return note.is_file() and len(lines) == 1 and is_report(root / lines[0])
 
 
 def build_report(selectors: Sequence[str] = (), out: Path | str | None = None, *, root: Path | str = DEFAULT_ROOT,
@@ -173,6 +232,13 @@ def build_report(selectors: Sequence[str] = (), out: Path | str | None = None, *
     processes check the entries and draw the figures.
     """
     root = Path(root)
+    if out is not None:
+        check_out_dir(out)  # before the run: a refused destination costs nothing
+    else:
+        for name in ("latest", "LATEST"):
+            if (root / name).exists() and not (root / name).is_symlink() and not (
+                    name == "LATEST" and _our_note(root / name, root)):
+                raise ParameterError(f"{root / name} exists and is not one verify keeps; move it away first")
     run_id = new_run_id(root)
     report = progress or (lambda *_: None)
     outcome = run(selectors, lambda t, i, n: report("checks", t.id, i, n), seed=seed, backend=backend,
