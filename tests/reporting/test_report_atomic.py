@@ -38,8 +38,7 @@ def test_failure_with_out_leaves_no_folder(tmp_path, monkeypatch):
 
     monkeypatch.setattr(build, "plot_sweeps", _boom)
     out = tmp_path / "out"
-    with pytest.raises(RuntimeError, match="boom"):
-        main(["report", "--only", *ONE, "--out", str(out), "--quiet"])
+    assert main(["report", "--only", *ONE, "--out", str(out), "--quiet"]) == 4  # an internal error, one line
     assert os.listdir(tmp_path) == []
 
 
