@@ -300,7 +300,18 @@ def _one_line(err: BaseException) -> str:
     return " ".join(str(err).split())
 
 
+def _hypothesis_cache() -> None:
+    """Keep hypothesis' storage out of the user's current folder: a per-user cache (its database is off anyway)."""
+    if "HYPOTHESIS_STORAGE_DIRECTORY" in os.environ:
+        return
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "verify" / "hypothesis"
+    set_hypothesis_home_dir(cache)
+
+
 def _dispatch(argv: list[str]) -> int:
+    _hypothesis_cache()
     if argv[:1] == ["certify"]:
         return main_certify(argv[1:])
     args = build_parser().parse_args(argv)

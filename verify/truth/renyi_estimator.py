@@ -63,9 +63,10 @@ class GaussianMixture:
             raise ParameterError(f"GaussianMixture: weights must be >= 0 and sum to 1, got sum {w.sum()!r}")
         if np.any(s <= 0):
             raise ParameterError("GaussianMixture: sds must be > 0")
-        object.__setattr__(self, "weights", w / w.sum())
-        object.__setattr__(self, "means", m)
-        object.__setattr__(self, "sds", s)
+        keep = w > 0  # a zero-weight component contributes nothing (and log 0 would warn)
+        object.__setattr__(self, "weights", w[keep] / w[keep].sum())
+        object.__setattr__(self, "means", m[keep])
+        object.__setattr__(self, "sds", s[keep])
 
     @property
     def dim(self) -> int:
