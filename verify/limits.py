@@ -23,6 +23,7 @@ from verify.errors import DeadlineExceeded, MemoryLimitExceeded, ParameterError
 DEFAULT_MEMORY_CAP = 1 << 30  # bytes one truth evaluation may allocate in its largest arrays
 DEFAULT_TRUTH_DEADLINE = 120.0  # seconds one point (truth and its rigorous re-check) may take
 _deadlines: list[float] = []  # monotonic times, innermost last (per process; signals are per process too)
+_deferred = [0]  # > 0 while inside C code that calls back into Python (acb.integral): the alarm must not raise there
 
 
 def memory_cap() -> int:
@@ -72,6 +73,23 @@ def check_deadline(what: str = "computation") -> None:
         raise DeadlineExceeded(f"{what} ran past its deadline")
 
 
+def expired() -> bool:
+    """True if the innermost deadline has passed (for callbacks, which must not raise)."""
+    return remaining() <= 0
+
+
+@contextmanager
+def deferred_deadline(what: str) -> Iterator[None]:
+    """Run C code that calls back into Python: the alarm does not raise inside it (callbacks poll `expired()`);
+    the deadline is enforced when the block ends."""
+    _deferred[0] += 1
+    try:
+        yield
+    finally:
+        _deferred[0] -= 1
+    check_deadline(what)
+
+
 def _can_signal() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
@@ -90,6 +108,9 @@ def deadline(seconds: float, what: str = "truth evaluation") -> Iterator[None]:
     previous_handler = previous_timer = None
     if armed:
         def on_alarm(signum, frame):
+            if _deferred[0]:  # cannot unwind through C callbacks: poll again shortly (the callback checks expired())
+                signal.setitimer(signal.ITIMER_REAL, 0.05)
+                return
             if remaining() <= 1e-3:
                 raise DeadlineExceeded(f"{what} ran past its deadline")
             signal.setitimer(signal.ITIMER_REAL, max(remaining(), 1e-3))  # an outer, later deadline

@@ -18,7 +18,8 @@ from typing import Any
 import mpmath
 import sympy as sp
 
-from verify.errors import VerifyError
+from verify.errors import DeadlineExceeded, VerifyError
+from verify.limits import deadline
 from verify.results import PointCertificate, Truth, Verdict
 from verify.truth.numbers import Enclosure, NotEnclosable
 
@@ -28,6 +29,7 @@ except ImportError:  # pragma: no cover - python-flint is a runtime dependency
     arb = ctx = None
 
 PRECISIONS = (64, 128, 512)  # bits tried in turn until the enclosures decide
+CERTIFY_DEADLINE_S = 20.0  # wall-clock cap of one point's re-check (past it: INCONCLUSIVE, with the reason)
 TIE_RTOL = 1e-9  # a bound within this relative distance of the truth counts as equal (float inputs are inexact)
 
 
@@ -108,12 +110,16 @@ def certify_point(direction: str, expr: sp.Expr, values: Mapping[str, Any], boun
         return PointCertificate(Verdict.INCONCLUSIVE, filter_verdict, None, None, None, None, "", 0,
                            f"no rigorous enclosure exists for a {truth.method.value} truth", 0.0)
     reason = ""
+    end = time.monotonic() + CERTIFY_DEADLINE_S
     for prec in PRECISIONS:
         try:
-            with ctx.workprec(prec):
+            with deadline(max(end - time.monotonic(), 1e-3), "the rigorous re-check"), ctx.workprec(prec):
                 b = _bound_enclosure(expr, values, bound, prec)
                 t = truth.enclose(prec)
                 proved = _prove(direction, b, t)
+        except DeadlineExceeded as err:
+            reason = f"{type(err).__name__}: {err} ({CERTIFY_DEADLINE_S:g} s)"
+            break
         except (NotEnclosable, VerifyError, ZeroDivisionError, ValueError) as err:
             reason = f"{type(err).__name__}: {err}"
             continue

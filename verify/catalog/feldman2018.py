@@ -70,6 +70,8 @@ ON_LINEAR = {"beta": 2 / eta, "Delta": 2 * L}  # linear losses are beta-smooth f
 THM23 = alpha * 2 * L**2 / (sigma**2 * (n + 1 - t))
 MIXTURE_GRID = {"alpha": (1.5, 2.0, 4.0), "sigma": (1.25, 2.0, 5.0), "L": (1.0,), "n": (1, 2, 3, 5, 8),
                 "t": (1, 2, 3, 5, 8)}
+DATA_GRID = {"alpha": (1.2, 2.0), "sigma": (0.6928203230275509, 2.0, 5.0), "L": (1.0,), "n": (2, 3, 5), "t": (1, 2),
+             "xo": (-1.0, 0.0, 1.0)}  # sigma = 0.6928... is sqrt(2 alpha (alpha - 1)) at alpha = 1.2, L = 1
 STOP_NOISE = Assumption("noise", sigma >= L * sp.sqrt(2 * alpha * (alpha - 1)), "sigma >= L sqrt(2 alpha (alpha-1))")
 D1, D2 = sp.Symbol("D1", nonnegative=True), sp.Symbol("D2", nonnegative=True)  # component divergences
 c_cap = sp.Symbol("c_cap", nonnegative=True)  # Lemma 25's c: D_i <= c/(alpha-1)
@@ -183,7 +185,9 @@ THEOREMS += (
     Theorem(
         "feldman2018.theorem24", "Skip-PNSGD per-index RDP", _src("Theorem 24"), Variant.PRINTED, Direction.UPPER,
         Quantity.RENYI, THM23, (ORDER,), frozenset({"replace_one_fixed_index", "convex", "smooth"}),
-        (Application("skip_pnsgd_linear_1d", HOLDS, MIXTURE_GRID),),
+        (Application("skip_pnsgd_linear_1d", HOLDS, MIXTURE_GRID),
+         Application("skip_pnsgd_linear_data_1d", HOLDS, DATA_GRID,
+                     note="Shared records xo in {-L, 0, L}: the other records move every component too.")),
         note="Linear losses over R (any eta, beta-smooth for every beta); truth = max over both orders of the "
              "mixture pair. The research note's table lists one order only (e.g. n = 2, t = 1: 0.4736; the other "
              "order gives 1.372).",
@@ -206,16 +210,20 @@ THEOREMS += (
         "feldman2018.theorem26", "Stop-PNSGD RDP, as printed", _src("Theorem 26"), Variant.PRINTED, Direction.UPPER,
         Quantity.RENYI, 4 * alpha * L**2 * sp.log(n) / (n * sigma**2), (ORDER, STOP_NOISE),
         frozenset({"replace_one_fixed_index", "convex", "smooth"}),
-        (Application("stop_pnsgd_linear_1d", VIOLATED, MIXTURE_GRID),),
+        (Application("stop_pnsgd_linear_1d", VIOLATED, MIXTURE_GRID),
+         Application("stop_pnsgd_linear_data_1d", VIOLATED, DATA_GRID,
+                     note="Fails at n = 2 in d = 1 too: x_1 = +-L, shared x_2 = -L, alpha = 1.2, sigma at its smallest "
+                          "allowed value L sqrt(2 alpha (alpha - 1)) = 0.6928: truth 3.5334 > printed 3.4657.")),
         note="The proof bounds sum_{T=t}^n 1/(T-t+1) by ln(n-t+1); the sum is the harmonic number H_{n-t+1}. "
-             "At n = 1 the printed bound is 0 (research §3.3).",
+             "At n = 1 the printed bound is 0 (research §3.3); with nonzero shared records it fails at n = 2 as well.",
     ),
     Theorem(
         "feldman2018.theorem26.proof", "Stop-PNSGD RDP, as the proof gives (harmonic number)",
         _src("Theorem 26 (proof)"), Variant.PROOF, Direction.UPPER, Quantity.RENYI,
         4 * alpha * L**2 * sp.harmonic(n - t + 1) / (n * sigma**2), (ORDER, STOP_NOISE),
         frozenset({"replace_one_fixed_index", "convex", "smooth"}),
-        (Application("stop_pnsgd_linear_1d", HOLDS, MIXTURE_GRID),),
+        (Application("stop_pnsgd_linear_1d", HOLDS, MIXTURE_GRID),
+         Application("stop_pnsgd_linear_data_1d", HOLDS, DATA_GRID)),
     ),
 )
 r = sp.Symbol("r", positive=True)  # ratio of a geometric shift allocation a_j ~ r^(j-t) (Theorem 22)

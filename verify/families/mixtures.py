@@ -8,11 +8,12 @@ from __future__ import annotations
 import numpy as np
 import sympy as sp
 from flint import arb
+from sympy import Abs
 
 from verify.families._exact import exact
 from verify.model import Assumption, Family, Parameter, Quantity
 from verify.results import Truth
-from verify.symbols import L, alpha, delta, gap1, gap2, n, q, s, samples, seed, sigma, t, w
+from verify.symbols import L, alpha, delta, gap1, gap2, n, q, s, samples, seed, sigma, t, w, xo
 from verify.truth.gaussian import renyi_gaussian_1d
 from verify.truth.mixture_quad import renyi_mixture_quad
 from verify.truth.renyi_estimator import GaussianMixture, geometric_tilt, renyi_importance, renyi_naive
@@ -57,22 +58,38 @@ SAMPLED_GAUSSIAN = Family(
 )
 
 
-def _stop_pnsgd(alpha, sigma, L, n, t) -> Truth:
-    n, t = int(n), int(t)
-    shift = 2 * L / sigma  # in units of eta*sigma
+def stop_pnsgd_components(n: int, t: int, record: float, shared: float, sigma: float) -> tuple[list, list, list]:
+    """Weights, means and sds (units eta*sigma) of Stop-PNSGD's output on linear losses f(w; x) = x w over R, w_0 = 0:
+    T ~ U{1..n}, w_T = -eta sum_{k<=T} (x_k + Z_k) ~ N(-eta sum_{k<=T} x_k, eta^2 sigma^2 T); record t is `record`,
+    the n - 1 others `shared` (Feldman et al. 2018, Sec. 4)."""
     steps = range(1, n + 1)
-    return _both_orders([1 / n] * n, [0.0] * n, [T**0.5 for T in steps], [shift * (T >= t) for T in steps],
-                        [T**0.5 for T in steps], alpha, "Stop-PNSGD, linear losses, d = 1, both orders")
+    means = [-((T - (T >= t)) * shared + (T >= t) * record) / sigma for T in steps]
+    return [1 / n] * n, means, [T**0.5 for T in steps]
 
 
-def _skip_pnsgd(alpha, sigma, L, n, t) -> Truth:
-    n, t = int(n), int(t)
-    shift = 2 * L / sigma
+def skip_pnsgd_components(n: int, t: int, record: float, shared: float, sigma: float) -> tuple[list, list, list]:
+    """The same for Skip-PNSGD: t0 ~ U{0..floor(n/2)}, the first t0 records are skipped and n - t0 steps use records
+    t0+1..n, so record t enters iff t > t0 (Feldman et al. 2018, Sec. 4, before Theorem 24)."""
     skips = range(0, n // 2 + 1)
-    k = len(skips)
-    return _both_orders([1 / k] * k, [0.0] * k, [(n - t0) ** 0.5 for t0 in skips],
-                        [shift * (t0 < t) for t0 in skips], [(n - t0) ** 0.5 for t0 in skips], alpha,
-                        "Skip-PNSGD, linear losses, d = 1, both orders")
+    means = [-((n - t0 - (t > t0)) * shared + (t > t0) * record) / sigma for t0 in skips]
+    return [1 / len(skips)] * len(skips), means, [(n - t0) ** 0.5 for t0 in skips]
+
+
+def _pnsgd_mixture(components, alpha, sigma, L, n, t, xo, what) -> Truth:
+    n, t = int(n), int(t)
+    weights, means_p, sds = components(n, t, L, xo, sigma)
+    _, means_q, _ = components(n, t, -L, xo, sigma)
+    return _both_orders(weights, means_p, sds, means_q, sds, alpha, what)
+
+
+def _stop_pnsgd(alpha, sigma, L, n, t, xo=0.0) -> Truth:
+    return _pnsgd_mixture(stop_pnsgd_components, alpha, sigma, L, n, t, xo,
+                          "Stop-PNSGD, linear losses, d = 1, x_t = +L vs -L, both orders")
+
+
+def _skip_pnsgd(alpha, sigma, L, n, t, xo=0.0) -> Truth:
+    return _pnsgd_mixture(skip_pnsgd_components, alpha, sigma, L, n, t, xo,
+                          "Skip-PNSGD, linear losses, d = 1, x_t = +L vs -L, both orders")
 
 
 _PNSGD_PARAMS = (_ALPHA, Parameter(sigma, sigma > 0, "std of the noise added to each gradient"),
@@ -80,13 +97,18 @@ _PNSGD_PARAMS = (_ALPHA, Parameter(sigma, sigma > 0, "std of the noise added to 
                  Parameter(n, sp.And(n >= 1, n <= 30), "number of records (the quadrature is run for n <= 30)",
                            integer=True),
                  Parameter(t, t >= 1, "index of the replaced record", integer=True))
+_SHARED = Parameter(xo, True, "value of the n - 1 shared records, |xo| <= L")
 _INDEX = (Assumption("index_in_range", t <= n, "1 <= t <= n"),)
+_SHARED_RANGE = (Assumption("shared_record_in_range", Abs(xo) <= L, "|xo| <= L (L-Lipschitz linear losses)"),)
+_STOP_DOC = ("Stop-PNSGD (Feldman et al. Sec. 4): T uniform on {1..n}, output w_T of one-pass noisy SGD on linear "
+             "losses f(w; x) = x w over R from w_0 = 0 (eta cancels); record t is +L in S and -L in S'")
+_SKIP_DOC = ("Skip-PNSGD (Feldman et al. Sec. 4): skip t0 ~ U{0..floor(n/2)} records, run the other n - t0 steps, on "
+             "linear losses over R from w_0 = 0; record t is +L in S and -L in S'")
 
 STOP_PNSGD_LINEAR_1D = Family(
     name="stop_pnsgd_linear_1d",
-    description="Stop-PNSGD (Feldman et al. Sec. 4): T uniform on {1..n}, output w_T, on linear losses over R "
-                "(eta cancels); the output law is a mixture of N(0, T) vs the same with components T >= t shifted "
-                "by 2L/sigma (units eta*sigma).",
+    description=_STOP_DOC + ", the other records 0. Output law: mixture over T of N(-[T >= t](+-L)/sigma, T) "
+                            "(units eta*sigma).",
     parameters=_PNSGD_PARAMS, facts=frozenset({"replace_one_fixed_index", "convex", "smooth", "linear_loss"}),
     truths={_R: _stop_pnsgd}, method="Gauss-Legendre quadrature of the 1-D mixture pair, both orders",
     constraints=_INDEX,
@@ -95,11 +117,31 @@ STOP_PNSGD_LINEAR_1D = Family(
 
 SKIP_PNSGD_LINEAR_1D = Family(
     name="skip_pnsgd_linear_1d",
-    description="Skip-PNSGD (Feldman et al. Sec. 4): skip t0 ~ U{0..floor(n/2)} records, run the rest, on linear "
-                "losses over R; component t0 is N(0, n - t0), shifted by 2L/sigma when t > t0.",
+    description=_SKIP_DOC + ", the other records 0. Component t0 is N(-[t > t0](+-L)/sigma, n - t0).",
     parameters=_PNSGD_PARAMS, facts=frozenset({"replace_one_fixed_index", "convex", "smooth", "linear_loss"}),
     truths={_R: _skip_pnsgd}, method="Gauss-Legendre quadrature of the 1-D mixture pair, both orders",
     constraints=_INDEX,
+    expensive=True,
+)
+
+STOP_PNSGD_LINEAR_DATA_1D = Family(
+    name="stop_pnsgd_linear_data_1d",
+    description=_STOP_DOC + ", the other n - 1 records all equal xo. Component T is "
+                            "N(-((T - [T >= t]) xo + [T >= t](+-L))/sigma, T) (units eta*sigma).",
+    parameters=(*_PNSGD_PARAMS, _SHARED),
+    facts=frozenset({"replace_one_fixed_index", "convex", "smooth", "linear_loss"}),
+    truths={_R: _stop_pnsgd}, method="Gauss-Legendre quadrature of the 1-D mixture pair, both orders",
+    constraints=_INDEX + _SHARED_RANGE,
+    expensive=True,
+)
+
+SKIP_PNSGD_LINEAR_DATA_1D = Family(
+    name="skip_pnsgd_linear_data_1d",
+    description=_SKIP_DOC + ", the other n - 1 records all equal xo.",
+    parameters=(*_PNSGD_PARAMS, _SHARED),
+    facts=frozenset({"replace_one_fixed_index", "convex", "smooth", "linear_loss"}),
+    truths={_R: _skip_pnsgd}, method="Gauss-Legendre quadrature of the 1-D mixture pair, both orders",
+    constraints=_INDEX + _SHARED_RANGE,
     expensive=True,
 )
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
+from verify.limits import deferred_deadline, expired
 from verify.truth.numbers import Enclosure, NotEnclosable
 
 try:
@@ -25,6 +26,7 @@ except ImportError:  # pragma: no cover - python-flint is a runtime dependency
 
 Mixture = tuple[Sequence[Any], Sequence[float], Sequence[float]]  # weights (numbers or arb balls), means, sds
 _TAIL_WIDTHS = (12, 20, 30, 45, 70)  # tail cut-offs tried, in widths of the widest component
+_EVALS = 100_000  # integrand evaluations per piece before acb gives up
 
 
 def _diverges(p: Mixture, q: Mixture, alpha: float) -> bool:
@@ -80,16 +82,23 @@ def enclose_renyi_mixture(p: Mixture, q: Mixture, alpha: float, prec: int, centr
         p, q = _normalised(p), _normalised(q)
 
         def integrand(z: Any, analytic: bool) -> Any:
+            if expired():  # a deadline passed: make acb give up quickly (checked again after the call)
+                return acb(arb.nan())
             return (a * _log_density(p, z, analytic) + (1 - a) * _log_density(q, z, analytic)).exp()
 
         width = max(max(p[2]), max(q[2]))
         lo0, hi0 = min(centre[0], *p[1], *q[1]), max(centre[1], *p[1], *q[1])
+        tol = arb(2) ** (20 - prec)  # relative, and absolute too: the integral is >= 1 (R_alpha >= 0)
         bulk, done = acb(0), (lo0, lo0)
         for k in _TAIL_WIDTHS:  # widen the integrated range piece by piece until the proven tails are negligible
             lo, hi = lo0 - k * width, hi0 + k * width
             pieces = [(lo, hi)] if done[0] == done[1] else [(lo, done[0]), (done[1], hi)]
             for a_, b_ in pieces:
-                bulk += acb.integral(integrand, a_, b_, rel_tol=arb(2) ** (20 - prec), eval_limit=200_000)
+                with deferred_deadline(what):
+                    try:
+                        bulk += acb.integral(integrand, a_, b_, rel_tol=tol, abs_tol=tol, eval_limit=_EVALS)
+                    except SystemError as err:  # an exception inside the callback
+                        raise NotEnclosable(f"{what}: the integrand failed ({err.__cause__ or err})") from None
             done = (lo, hi)
             total = bulk.real
             tails = _tail(p, q, a, hi, True) + _tail(p, q, a, lo, False)
