@@ -39,17 +39,24 @@ THEOREMS = (
         (ORDER, Assumption("sensitivity", sp.Eq(L, S),
                            "L = global sensitivity of the summed gradient")),
         frozenset({"replace_one"}), (Application(FAMILY, HOLDS, PRIVACY_GRID, bind={"L": S}),),
-        note="rho-zCDP means R_alpha <= alpha rho for every alpha; releasing only the last iterate can only help.",
+        note="rho-zCDP means R_alpha <= alpha rho for every alpha; releasing only the last iterate can only help. "
+             "The notes say the global sensitivity of NoisyGD is L because each l_i is L-Lipschitz; that is the "
+             "add/remove sensitivity. Under replace-one neighbours (this family) the summed gradient moves by up to "
+             "2L, so the family's S plays the notes' L here (L = S): with per-record Lipschitz constant L and "
+             "replace-one neighbours the entry would need 2L in place of L.",
     ),
     Theorem(
         "wang2021.zcdp_to_dp", "rho-zCDP to (eps, delta)-DP: eps = rho + 2 sqrt(rho log(1/delta))",
-        _src("Section 12.1.2 (conversion cited, Bun & Steinke 2016, Prop. 1.3)"), Variant.PRINTED, Direction.UPPER,
+        _src("Section 12.1.2 (conversion not printed; Bun & Steinke 2016, Prop. 1.3)"), Variant.DERIVED,
+        Direction.UPPER,
         Quantity.DP_EPSILON, rho + 2 * sqrt(rho * log(1 / delta)),
         (Assumption("delta_range", sp.And(delta > 0, delta < 1), "0 < delta < 1"),), frozenset(),
         (Application(FAMILY, HOLDS, {**PRIVACY_GRID, "alpha": (2.0,), "delta": (1e-6, 1e-3, 0.1)},
                      bind={"eps_rdp": FromFamily(Quantity.RENYI), "rho": eps_rdp / alpha},
                      note="rho is the exact zCDP parameter R_alpha/alpha of the Gaussian output pair."),),
-        note="The notes only say rho ~ eps^2 log(1/delta) 'in the nice regimes'; the standard conversion is encoded.",
+        note="Not printed in the lecture: the notes only say rho ~ eps^2 log(1/delta) 'in the nice regimes'. The "
+             "standard conversion of Bun & Steinke (2016, Prop. 1.3) is encoded as a reference result (variant "
+             "derived); the id is kept.",
     ),
     Theorem(
         "wang2021.lemma12_1", "Descent lemma for NoisyGD (non-convex smooth), with the printed step size",
@@ -58,8 +65,12 @@ THEOREMS = (
         (Assumption("step_size", eta < 1 / beta, "eta < 1/beta, beta the per-record smoothness as in the bound's "
                                                  "n beta term"),),
         frozenset({"fixed_start"}), (Application(FAMILY, VIOLATED, UTILITY_GRID, bind={"beta": lam}),),
-        note="The proof needs eta < 1/beta_f with beta_f = n beta the smoothness of the summed loss; with "
-             "eta < 1/beta only, NoisyGD diverges once eta n beta > 2.",
+        note="The verdict depends on how beta is read. Reading 1 (encoded here, as the bound's n beta d sigma^2 term "
+             "suggests): beta is the per-record smoothness, so the summed loss f is n beta-smooth; the proof needs "
+             "eta < 1/(n beta) and with eta < 1/beta only NoisyGD diverges once eta n beta > 2: VIOLATED. Reading 2: "
+             "beta is the smoothness of f itself; then eta < 1/beta is the proof's condition and the bound's term "
+             "would be eta beta d sigma^2 (that reading is wang2021.lemma12_1.corrected's step size with beta_f = "
+             "n beta: HOLDS).",
     ),
     Theorem(
         "wang2021.lemma12_1.corrected", "Descent lemma for NoisyGD with eta < 1/(n beta)",
