@@ -214,7 +214,7 @@ def user_theorem(bound: sp.Expr | str, family: str, side: str = "upper", *, quan
                  extra_assumptions: Sequence[sp.Basic | str] = (), bind: Mapping[str, sp.Expr | str] | None = None,
                  defaults: Mapping[str, sp.Expr | str] | None = None, name: str = "user.bound") -> Theorem:
     """Wrap a user's bound as a catalog-like Theorem on `family` (strings are parsed safely)."""
-    if side not in SIDES:
+    if not isinstance(side, str) or side not in SIDES:
         raise ParameterError(f"side must be one of {', '.join(SIDES)}, got '{side}'")
     fam = get_family(family)
     if quantity is None:
