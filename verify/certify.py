@@ -1274,7 +1274,7 @@ def main_certify(argv: list[str]) -> int:
     try:
         args = parser.parse_args(argv)
     except _ArgError as err:
-        print(f"verify certify: {err}", file=sys.stderr)
+        print(f"error: verify certify: {err}", file=sys.stderr)
         return 2
     except SystemExit as exc:  # --help
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
@@ -1304,7 +1304,7 @@ def main_certify(argv: list[str]) -> int:
             cond = parse_expression(args.assume, syms, condition=True, what="--assume") if args.assume else None
             cert = certify(lhs, rhs, box, _normalize_relation(args.relation), assumptions=cond, **limits)
     except (VerifyError, ValueError) as err:
-        print(f"verify certify: {err}", file=sys.stderr)
+        print(f"error: verify certify: {err}", file=sys.stderr)
         return 2
     print(json.dumps(cert.to_dict(), indent=2) if args.json else cert.summary())
     return _EXIT[cert.status]

@@ -234,7 +234,11 @@ class Family:
         if quantity is None:
             quantity = Quantity.RENYI if Quantity.RENYI in self.truths or len(self.truths) != 1 else next(
                 iter(self.truths))
-        quantity = Quantity(quantity)
+        try:
+            quantity = Quantity(quantity)
+        except ValueError:
+            raise ParameterError(f"family {self.name}: unknown quantity {quantity!r}; it has "
+                                 f"{', '.join(q.value for q in self.truths)}") from None
         return self.truth_validated(quantity, self.validate(quantity, params))
 
     def truth_validated(self, quantity: Quantity, params: Mapping[str, float]) -> Truth:

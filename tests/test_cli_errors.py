@@ -1,0 +1,103 @@
+"""Class 4 of the trust issue: every bad input is one clear line, exit 2, no traceback; documented exit codes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import verify
+import verify.testing
+from verify.cli import main
+from verify.errors import VerifyError
+
+SETTINGS = settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+GOOD = {"alpha": "2", "sigma": "1", "eta": "0.1", "n": "10", "K": "5", "S": "4", "lam": "1"}
+BAD_VALUES = {"alpha": ["1", "0.5", "-2", "inf", "-inf", "nan", "1e400", "abc", ""], "sigma": ["0", "-1", "inf", "nan"],
+              "n": ["2.5", "0", "-3", "1e400"], "K": ["0.5", "-1", "inf"], "eta": ["0", "-0.1", "nan"]}
+
+
+def _run(capsys, argv: list[str]) -> tuple[int, list[str]]:
+    try:
+        code = main(argv)
+    except SystemExit as stop:  # argparse's own usage errors
+        code = stop.code
+    err = capsys.readouterr().err.strip().splitlines()
+    return code, err
+
+
+@SETTINGS
+@given(name=st.sampled_from(sorted(BAD_VALUES)), data=st.data())
+def test_bad_parameter_values_are_one_line_exit_2(name, data, capsys):
+    value = data.draw(st.sampled_from(BAD_VALUES[name]))
+    params = {**GOOD, name: value}
+    argv = ["check", "chourasia2021.corollary1", *[a for k, v in params.items() for a in ("-p", f"{k}={v}")]]
+    code, err = _run(capsys, argv)
+    assert code == 2 and err and "Traceback" not in "\n".join(err)
+    assert err[-1].startswith(("error:", "verify check: error:")) and name in err[-1]
+
+
+@SETTINGS
+@given(argv=st.sampled_from([
+    ["check", "bogus.id"], ["check", "chourasia2021.corollary1", "-p", "bogus=1"], ["check", "x", "-p", "alpha"],
+    ["run", "--only", "bogus"], ["run", "--falsify", "-5"], ["run", "--seed", "-1"], ["report", "--workers", "0"],
+    ["report", "--workers", "-1"], ["report", "--falsify", "x"], ["list", "bogus"], ["families", "--x"],
+    ["frobnicate"], [], ["falsify"], ["falsify", "--family", "bogus", "alpha"],
+    ["falsify", "--family", "noisy_gd_quadratic", "alpha +"], ["falsify", "--family", "noisy_gd_quadratic", "__import__"],
+    ["certify", "--lhs", "alpha", "--rhs", "2", "--box", "alpha=3:1"], ["certify", "--lhs", "alpha", "--rhs", "("],
+]))
+def test_bad_commands_are_one_line_exit_2(argv, capsys):
+    code, err = _run(capsys, argv)
+    assert code == 2 and err and "Traceback" not in "\n".join(err)
+    assert "error" in err[-1]
+
+
+def test_alpha_just_above_one_is_a_valid_order(capsys):
+    params = {**GOOD, "alpha": "1.0000000000001"}
+    code, err = _run(capsys, ["check", "chourasia2021.corollary1",
+                              *[a for k, v in params.items() for a in ("-p", f"{k}={v}")]])
+    assert code == 0 and not err
+
+
+def test_check_exit_code_follows_the_verdict(capsys):
+    assert main(["check", "feldman2018.theorem1", "-p", "alpha=2", "-p", "K=1", "-p", "D0=10", "-p", "kappa=1",
+                 "-p", "sigma=1e200"]) == 1  # VIOLATED (certified), even though both floats underflow
+    out = capsys.readouterr().out
+    assert "VIOLATED" in out and "certificate" in out
+    assert main(["check", "feldman2018.theorem1.corrected", "-p", "alpha=2", "-p", "K=1", "-p", "D0=10",
+                 "-p", "kappa=1", "-p", "sigma=1e-200"]) == 0
+
+
+def test_list_into_a_closed_pipe_is_quiet():
+    out = subprocess.run(f"{sys.executable} -c 'import sys; from verify.cli import main; sys.exit(main())' list "
+                         "| head -1", shell=True, capture_output=True, text=True, timeout=60)
+    assert "BrokenPipe" not in out.stderr and "Traceback" not in out.stderr and out.stdout.strip()
+
+
+def test_certify_never_certifies_where_a_side_is_not_real(capsys):
+    code = main(["certify", "--lhs", "sqrt(alpha-2)", "--rhs", "10", "--box", "alpha=1:3"])
+    assert code == 1 and "COUNTEREXAMPLE" in capsys.readouterr().out
+    assert main(["certify", "--lhs", "sqrt(alpha-0.5)", "--rhs", "10", "--box", "alpha=1:3"]) == 0
+
+
+@SETTINGS
+@given(call=st.sampled_from([
+    lambda: verify.check("chourasia2021.corollary1", alpha="x", sigma=1, eta=0.1, n=10, K=5, S=4, lam=1),
+    lambda: verify.check("chourasia2021.corollary1", alpha=None, sigma=1, eta=0.1, n=10, K=5, S=4, lam=1),
+    lambda: verify.check("chourasia2021.corollary1", alpha=float("inf"), sigma=1, eta=0.1, n=10, K=5, S=4, lam=1),
+    lambda: verify.check("nope"), lambda: verify.family("nope"), lambda: verify.theorem("nope"),
+    lambda: verify.family("noisy_gd_quadratic").truth("bogus_quantity"),
+    lambda: verify.family("noisy_gd_quadratic").truth(alpha=[1, 2]),
+    lambda: verify.family("sampled_gaussian").truth(alpha=2, q=2, sigma=1),
+    lambda: verify.family("sampled_gaussian").truth(alpha=2, q=0.1, sigma=float("nan")),
+    lambda: verify.testing.falsify("alpha", "noisy_gd_quadratic", side=["upper"]),
+    lambda: verify.testing.falsify("alpha", "noisy_gd_quadratic", max_examples=0),
+    lambda: verify.testing.falsify("alpha", "noisy_gd_quadratic", budget_s=float("nan")),
+    lambda: verify.testing.falsify("alpha", "noisy_gd_quadratic", quantity="bogus"),
+]))
+def test_bad_api_input_raises_a_verify_error(call):
+    with pytest.raises(VerifyError):
+        call()
