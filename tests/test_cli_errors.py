@@ -46,7 +46,8 @@ def test_bad_parameter_values_are_one_line_exit_2(name, data, capsys):
     ["run", "--only", "bogus"], ["run", "--falsify", "-5"], ["run", "--seed", "-1"], ["report", "--workers", "0"],
     ["report", "--workers", "-1"], ["report", "--falsify", "x"], ["list", "bogus"], ["families", "--x"],
     ["frobnicate"], [], ["falsify"], ["falsify", "--family", "bogus", "alpha"],
-    ["falsify", "--family", "noisy_gd_quadratic", "alpha +"], ["falsify", "--family", "noisy_gd_quadratic", "__import__"],
+    ["falsify", "--family", "noisy_gd_quadratic", "alpha +"],
+    ["falsify", "--family", "noisy_gd_quadratic", "__import__"],
     ["certify", "--lhs", "alpha", "--rhs", "2", "--box", "alpha=3:1"], ["certify", "--lhs", "alpha", "--rhs", "("],
 ]))
 def test_bad_commands_are_one_line_exit_2(argv, capsys):

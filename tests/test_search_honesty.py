@@ -48,8 +48,8 @@ def test_nan_bound_never_passes():
 
 
 def test_counts_add_up_and_report_the_checked_points():
-    outcome = falsify_outcome("alpha*S**2/(2*lam*n**2*sigma**2)", "noisy_gd_quadratic", extra_assumptions=("eta < 1/lam",),
-                              max_examples=60)
+    outcome = falsify_outcome("alpha*S**2/(2*lam*n**2*sigma**2)", "noisy_gd_quadratic",
+                              extra_assumptions=("eta < 1/lam",), max_examples=60)
     assert _adds_up(outcome) and outcome.checked >= 10 and outcome.counterexample is None
 
 
