@@ -105,45 +105,31 @@ _STOP_DOC = ("Stop-PNSGD (Feldman et al. Sec. 4): T uniform on {1..n}, output w_
 _SKIP_DOC = ("Skip-PNSGD (Feldman et al. Sec. 4): skip t0 ~ U{0..floor(n/2)} records, run the other n - t0 steps, on "
              "linear losses over R from w_0 = 0; record t is +L in S and -L in S'")
 
-STOP_PNSGD_LINEAR_1D = Family(
-    name="stop_pnsgd_linear_1d",
-    description=_STOP_DOC + ", the other records 0. Output law: mixture over T of N(-[T >= t](+-L)/sigma, T) "
-                            "(units eta*sigma).",
-    parameters=_PNSGD_PARAMS, facts=frozenset({"replace_one_fixed_index", "convex", "smooth", "linear_loss"}),
-    truths={_R: _stop_pnsgd}, method="Gauss-Legendre quadrature of the 1-D mixture pair, both orders",
-    constraints=_INDEX,
-    expensive=True,
-)
 
-SKIP_PNSGD_LINEAR_1D = Family(
-    name="skip_pnsgd_linear_1d",
-    description=_SKIP_DOC + ", the other records 0. Component t0 is N(-[t > t0](+-L)/sigma, n - t0).",
-    parameters=_PNSGD_PARAMS, facts=frozenset({"replace_one_fixed_index", "convex", "smooth", "linear_loss"}),
-    truths={_R: _skip_pnsgd}, method="Gauss-Legendre quadrature of the 1-D mixture pair, both orders",
-    constraints=_INDEX,
-    expensive=True,
-)
+def _pnsgd_family(name: str, description: str, truth, shared: bool) -> Family:
+    """A Stop- or Skip-PNSGD family; `shared` adds the shared-record value xo as a parameter."""
+    return Family(
+        name=name, description=description,
+        parameters=_PNSGD_PARAMS + ((_SHARED,) if shared else ()),
+        facts=frozenset({"replace_one_fixed_index", "convex", "smooth", "linear_loss"}),
+        truths={_R: truth}, method="Gauss-Legendre quadrature of the 1-D mixture pair, both orders",
+        constraints=_INDEX + (_SHARED_RANGE if shared else ()), expensive=True,
+    )
 
-STOP_PNSGD_LINEAR_DATA_1D = Family(
-    name="stop_pnsgd_linear_data_1d",
-    description=_STOP_DOC + ", the other n - 1 records all equal xo. Component T is "
-                            "N(-((T - [T >= t]) xo + [T >= t](+-L))/sigma, T) (units eta*sigma).",
-    parameters=(*_PNSGD_PARAMS, _SHARED),
-    facts=frozenset({"replace_one_fixed_index", "convex", "smooth", "linear_loss"}),
-    truths={_R: _stop_pnsgd}, method="Gauss-Legendre quadrature of the 1-D mixture pair, both orders",
-    constraints=_INDEX + _SHARED_RANGE,
-    expensive=True,
-)
 
-SKIP_PNSGD_LINEAR_DATA_1D = Family(
-    name="skip_pnsgd_linear_data_1d",
-    description=_SKIP_DOC + ", the other n - 1 records all equal xo.",
-    parameters=(*_PNSGD_PARAMS, _SHARED),
-    facts=frozenset({"replace_one_fixed_index", "convex", "smooth", "linear_loss"}),
-    truths={_R: _skip_pnsgd}, method="Gauss-Legendre quadrature of the 1-D mixture pair, both orders",
-    constraints=_INDEX + _SHARED_RANGE,
-    expensive=True,
-)
+STOP_PNSGD_LINEAR_1D = _pnsgd_family(
+    "stop_pnsgd_linear_1d", _STOP_DOC + ", the other records 0. Output law: mixture over T of "
+                                        "N(-[T >= t](+-L)/sigma, T) (units eta*sigma).", _stop_pnsgd, shared=False)
+SKIP_PNSGD_LINEAR_1D = _pnsgd_family(
+    "skip_pnsgd_linear_1d", _SKIP_DOC + ", the other records 0. Component t0 is N(-[t > t0](+-L)/sigma, n - t0).",
+    _skip_pnsgd, shared=False)
+STOP_PNSGD_LINEAR_DATA_1D = _pnsgd_family(
+    "stop_pnsgd_linear_data_1d", _STOP_DOC + ", the other n - 1 records all equal xo. Component T is "
+                                             "N(-((T - [T >= t]) xo + [T >= t](+-L))/sigma, T) (units eta*sigma).",
+    _stop_pnsgd, shared=True)
+SKIP_PNSGD_LINEAR_DATA_1D = _pnsgd_family(
+    "skip_pnsgd_linear_data_1d", _SKIP_DOC + ", the other n - 1 records all equal xo.", _skip_pnsgd, shared=True)
+
 
 MIXTURE_VS_GAUSSIAN = Family(
     name="mixture_vs_gaussian",
