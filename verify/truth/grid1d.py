@@ -227,6 +227,8 @@ def _moment_window(procs: Sequence[Process], alpha: float | None) -> tuple[float
             m, v = float(y[1]), float(((y[2] - y[0]) / (2 * d)) ** 2 * v + p.noise_sd**2)
             track.append((m, math.sqrt(v)))
         tracks.append(track)
+    if not all(math.isfinite(m) and math.isfinite(s) for tr in tracks for m, s in tr):
+        raise ParameterError("the iterates' spread overflows: the drift is not stable at these parameters")
     spans = [(m - _COVER * s, m + _COVER * s) for tr in tracks for m, s in tr]
     if alpha is not None:
         for (m1, s1), (m2, s2) in zip(tracks[0], tracks[1], strict=False):
@@ -336,6 +338,11 @@ def grid_renyi(p: Process, p_prime: Process, alpha: float, h: float | None = Non
     if math.isnan(alpha) or not 1 < alpha < math.inf:
         raise ParameterError(f"Rényi order alpha must be a finite number > 1, got {alpha}")
     _check_safety(safety)
+    with np.errstate(all="ignore"):  # an overflowing drift is caught as a non-finite value, not printed
+        return _grid_renyi(p, p_prime, alpha, h, safety)
+
+
+def _grid_renyi(p: Process, p_prime: Process, alpha: float, h: float | None, safety: float) -> Truth:
     coarse, laws, fine = _grids([p, p_prime], alpha, h)
     values = [_renyi_value(*laws, alpha, coarse.n),
               _renyi_value(_law(p, fine), _law(p_prime, fine), alpha, fine.n)]
@@ -349,6 +356,11 @@ def grid_expectation(p: Process, f: Callable[[np.ndarray], np.ndarray], h: float
                      safety: float = 4.0) -> Truth:
     """E[f(theta_K)] for a vectorised f (e.g. the loss, for excess risk) by transfer-matrix propagation (GRID)."""
     _check_safety(safety)
+    with np.errstate(all="ignore"):  # an overflowing drift is caught as a non-finite value, not printed
+        return _grid_expectation(p, f, h, safety)
+
+
+def _grid_expectation(p: Process, f: Callable[[np.ndarray], np.ndarray], h: float | None, safety: float) -> Truth:
     coarse, (law,), fine = _grids([p], None, h)
     values = []
     for grid, w in ((coarse, law), (fine, _law(p, fine))):
