@@ -88,6 +88,13 @@ def point_rows(p: Mapping) -> list[tuple[str, str]]:
     if p.get("lower"):
         low = p["lower"]
         rows.append(("best lower bound", f"{fmt(low['value'], 8)} ({low['theorem']}, {low['verdict']})"))
+    cert = p.get("certificate")
+    if cert and cert["truth"][0] is not None:
+        rows.append(("certificate", f"{cert['verdict']}: truth in [{cert['truth'][0]}, {cert['truth'][1]}], bound in "
+                                    f"[{cert['bound'][0]}, {cert['bound'][1]}] ({cert['method']}, "
+                                    f"{cert['precision_bits']} bits)"))
+    elif cert and cert["reason"]:
+        rows.append(("not certified", cert["reason"]))
     return rows
 
 
