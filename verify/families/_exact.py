@@ -22,7 +22,7 @@ def exact(fn: Callable[..., mpmath.mpf], detail: str) -> Callable[..., Truth]:
     def truth(**params: float) -> Truth:
         def enclose(prec: int) -> Enclosure:
             with arb_numbers(prec) as N:
-                return Enclosure.of(fn(**{k: N.mpf(v) for k, v in params.items()}), "the closed form in Arb balls", prec)
+                return Enclosure.of(fn(**{k: N.mpf(v) for k, v in params.items()}), "closed form in Arb balls", prec)
 
         with mpmath.workdps(DPS):  # every input becomes an exact binary mpf before any arithmetic
             N = num()
