@@ -13,6 +13,7 @@ import mpmath
 from verify.errors import AssumptionError, ParameterError, UndefinedBoundError
 from verify.families import family as get_family
 from verify.limits import deadline, truth_deadline
+from verify.memo import truth_of
 from verify.model import Application, Direction, FromFamily, Theorem, as_number, check_declared_domain, evaluate
 from verify.results import CompanionValue, Method, PointCertificate, PointResult, Truth, Verdict
 from verify.rigorous import TIE_RTOL, certify_point, degenerate, enclosure_ratio_margin
@@ -98,7 +99,7 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
         if isinstance(target, FromFamily):
             needed = {k: v for k, v in values.items() if k in fam.parameter_names(target.quantity)}
             needed |= {k: _real(evaluate(e, values), k, theorem) for k, e in target.at.items()}
-            truth = fam.truth(target.quantity, **needed)
+            truth = truth_of(fam, target.quantity, fam.validate(target.quantity, needed))
             if truth.method is not Method.EXACT:
                 raise ParameterError(f"{theorem.id}: {name} needs an exact {target.quantity.value}, got "
                                      f"{truth.method.value}")
@@ -166,7 +167,7 @@ def check_point(theorem: Theorem, app: Application, params: Mapping[str, float],
     family_params, values = resolve(theorem, app, params)
     bound_mp = _bound(theorem, values)
     with deadline(truth_deadline(), f"the {app.family} truth"):
-        truth = get_family(app.family).truth_validated(theorem.quantity, family_params)
+        truth = truth_of(get_family(app.family), theorem.quantity, family_params)
         verdict, cert = judge(theorem, values, bound_mp, truth, rigorous)
     bound = float(bound_mp)
     if cert is not None and _finite_ends(cert) and degenerate(bound_mp, truth):  # the floats lost the comparison

@@ -106,7 +106,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if target.is_symlink() or (target.exists() and not is_results_file(target)):
             raise ParameterError(f"--json {target} exists and is not a verify results file; verify never overwrites "
                                  "files it did not create")
-    outcome = run(args.only, progress, seed=args.seed, falsify=args.falsify)
+    outcome = run(args.only, progress, seed=args.seed, falsify=args.falsify, workers=args.workers)
     if not args.quiet and sys.stderr.isatty():
         print("\r" + " " * 72 + "\r", end="", file=sys.stderr)
     print(f"{'theorem':<44} {'family':<20} {'verdict':<12} {'expected':<12} {'points':>6} {'skip':>5} "
@@ -213,6 +213,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--only", nargs="*", default=[], help="ids or paper keys")
     p.add_argument("--json", metavar="PATH", help="write the results as JSON")
     p.add_argument("--seed", type=_SEED, default=0, help="seed of the falsifier (default 0)")
+    p.add_argument("--workers", type=_WORKERS, help="processes for the checks (default: one per CPU, up to 4; "
+                                                   "the results do not depend on it)")
     _falsify_option(p)
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(fn=cmd_run)

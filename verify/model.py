@@ -23,6 +23,7 @@ from verify.results import Truth, Verdict
 
 PRECISION_DPS = 50  # digits used to evaluate bounds and assumptions
 _REL_TOL = 1e-12  # the two sides of an assumption's relation are 'equal' within this relative tolerance
+_FLOAT_CLEAR = 1e-8  # float sides further apart than this (relative) decide a relation without mpmath
 
 
 class Direction(str, Enum):
@@ -79,6 +80,41 @@ def evaluate(expr: sp.Expr, values: Mapping[str, float]) -> mpmath.mpf:
 
 
 _CACHE: dict[sp.Basic, tuple[tuple[str, ...], Callable]] = {}
+_FLOAT_CACHE: dict[sp.Basic, tuple[tuple[str, ...], Callable] | None] = {}
+
+
+def _float_side(expr: sp.Basic, values: Mapping[str, float]) -> float | None:
+    """A relation side in float64 (math module), or None where it cannot be had (no float form, an error, a
+    non-finite or complex result): the caller then evaluates it in PRECISION_DPS digits."""
+    if expr not in _FLOAT_CACHE:
+        try:
+            symbols = sorted(expr.free_symbols, key=str)
+            _FLOAT_CACHE[expr] = (tuple(s.name for s in symbols), sp.lambdify(symbols, expr, modules="math"))
+        except Exception:  # noqa: BLE001 - no float form: always use mpmath
+            _FLOAT_CACHE[expr] = None
+    compiled = _FLOAT_CACHE[expr]
+    if compiled is None:
+        return None
+    names, fn = compiled
+    try:
+        out = fn(*(float(values[nm]) for nm in names))
+    except Exception:  # noqa: BLE001 - overflow, domain errors, missing values: decided in mpmath
+        return None
+    return float(out) if isinstance(out, (int, float)) and math.isfinite(out) else None
+
+
+def _float_relation(cond: sp.Rel, values: Mapping[str, float]) -> bool | None:
+    """A relation decided in float64 where its sides are further apart than _FLOAT_CLEAR relative (far beyond float
+    rounding, amplified up to ~1e7 by the expression); None where they are close or a side has no float value."""
+    lhs = _float_side(cond.lhs, values)
+    rhs = _float_side(cond.rhs, values) if lhs is not None else None
+    if rhs is None or abs(lhs - rhs) <= _FLOAT_CLEAR * max(1.0, abs(lhs), abs(rhs)):
+        return None
+    if isinstance(cond, sp.Eq):
+        return False
+    if isinstance(cond, sp.Ne):
+        return True
+    return bool(lhs < rhs) if isinstance(cond, (sp.StrictLessThan, sp.LessThan)) else bool(lhs > rhs)
 
 
 def _compiled(expr: sp.Expr) -> tuple[tuple[str, ...], Callable]:
@@ -100,6 +136,9 @@ def condition_holds(cond: sp.Basic, values: Mapping[str, float]) -> bool:
     if isinstance(cond, sp.Not):
         return not condition_holds(cond.args[0], values)
     if isinstance(cond, sp.Rel):
+        fast = _float_relation(cond, values)
+        if fast is not None:
+            return fast
         try:
             lhs, rhs = evaluate(cond.lhs, values), evaluate(cond.rhs, values)
         except (ZeroDivisionError, ValueError, OverflowError):

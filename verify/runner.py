@@ -27,6 +27,7 @@ from verify.backend import ENV_VAR, get_namespace
 from verify.catalog import companions, select
 from verify.checker import ApplicationResult, SearchSummary, aggregate, check_application
 from verify.families import family as get_family
+from verify.memo import shared_truths
 from verify.model import Application, FromFamily, Theorem
 from verify.reporting.latex import assumption_latex, statement_latex, to_latex
 from verify.results import Verdict
@@ -179,11 +180,6 @@ def check_entry(theorem: Theorem, app: Application, falsify: int, seed: int) -> 
     return falsify_application(theorem, app, check_application(theorem, app, companions(app)), falsify, seed)
 
 
-def _check(theorem_id: str, index: int, falsify: int, seed: int) -> ApplicationResult:
-    theorem = _JOBS[theorem_id]
-    return check_entry(theorem, theorem.applications[index], falsify, seed)
-
-
 @contextmanager
 def use_backend(name: str):
     """Make `name` the array backend of the numerical kernels (env VERIFY_BACKEND) for the duration."""
@@ -209,6 +205,7 @@ def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], N
     (sampling families take their own seed as a grid parameter).
     `workers` > 1 (None: up to 4) checks entries in forked processes, with the same result as one worker.
     `progress(theorem, i, total)` is called before each entry (one worker) or as entries finish.
+    Each truth is computed once per process (verify.memo): entries on one family share a worker.
     """
     started = _utc_now()
     start = time.perf_counter()
@@ -216,17 +213,38 @@ def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], N
     jobs = [(t, i) for t in theorems for i in range(len(t.applications))]
     backend = str(backend or os.environ.get(ENV_VAR) or "numpy")
     with use_backend(backend):
-        pool = fork_executor(workers, len(jobs), backend)
+        pool = fork_executor(workers, len(family_groups(jobs)), backend)
         if pool is None:
             results = []
-            for i, t in enumerate(theorems):
-                if progress:
-                    progress(t, i, len(theorems))
-                results.extend(check_entry(t, app, falsify, int(seed)) for app in t.applications)
+            with shared_truths():
+                for i, t in enumerate(theorems):
+                    if progress:
+                        progress(t, i, len(theorems))
+                    results.extend(check_entry(t, app, falsify, int(seed)) for app in t.applications)
         else:
             results = _run_parallel(pool, jobs, progress, falsify, int(seed))
     return RunResult(tuple(theorems), tuple(results), time.perf_counter() - start, int(seed), backend,
                      tuple(selectors), started)
+
+
+def family_groups(jobs: Sequence[tuple[Theorem, int]]) -> list[list[int]]:
+    """Indices of `jobs` grouped by family (a group runs in one process and shares its truths), costliest first
+    (longest-processing-time order balances the workers): cost ~ grid points, times 10 on expensive families."""
+    groups: dict[str, list[int]] = {}
+    for k, (t, i) in enumerate(jobs):
+        groups.setdefault(t.applications[i].family, []).append(k)
+
+    def cost(group: list[int]) -> float:
+        apps = [jobs[k][0].applications[jobs[k][1]] for k in group]
+        weight = 10.0 if get_family(apps[0].family).expensive else 1.0
+        return weight * sum(math.prod(len(v) for v in app.grid.values()) + FALSIFY_EXAMPLES for app in apps)
+
+    return sorted(groups.values(), key=cost, reverse=True)
+
+
+def _check_group(keys: list[tuple[str, int]], falsify: int, seed: int) -> list[ApplicationResult]:
+    with shared_truths():
+        return [check_entry(_JOBS[tid], _JOBS[tid].applications[i], falsify, seed) for tid, i in keys]
 
 
 def _run_parallel(pool: Executor, jobs: list[tuple[Theorem, int]], progress: Callable[[Theorem, int, int], None] | None,
@@ -234,15 +252,18 @@ def _run_parallel(pool: Executor, jobs: list[tuple[Theorem, int]], progress: Cal
     _JOBS.clear()
     _JOBS.update((t.id, t) for t, _ in jobs)
     out: list[ApplicationResult | None] = [None] * len(jobs)
+    done = 0
     try:
         with pool:
-            futures = {pool.submit(_check, t.id, i, falsify, seed): k for k, (t, i) in enumerate(jobs)}
+            futures = {pool.submit(_check_group, [(jobs[k][0].id, jobs[k][1]) for k in group], falsify, seed): group
+                       for group in family_groups(jobs)}
             try:
-                for done, future in enumerate(as_completed(futures)):
-                    k = futures[future]
-                    out[k] = future.result()
-                    if progress:
-                        progress(jobs[k][0], done, len(jobs))
+                for future in as_completed(futures):
+                    for k, result in zip(futures[future], future.result(), strict=True):
+                        out[k] = result
+                        if progress:
+                            progress(jobs[k][0], done, len(jobs))
+                        done += 1
             except BaseException:
                 pool.shutdown(wait=True, cancel_futures=True)  # do not finish the other entries first
                 raise

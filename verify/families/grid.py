@@ -29,8 +29,8 @@ def _quadratic_means(S, lam, n, center):
 def _projected_renyi(alpha, sigma, eta, n, K, S, lam, start_var, R, center) -> Truth:
     m, m_prime = _quadratic_means(S, lam, n, center)
     common = dict(eta=eta, sigma=sigma, K=int(K), R=R, start_sd=math.sqrt(start_var))
-    p = noisy_gd_process(lambda th: lam * (th - m), **common)
-    p_prime = noisy_gd_process(lambda th: lam * (th - m_prime), **common)
+    p = noisy_gd_process(lambda th: lam * (th - m), key=("quadratic", lam, m), **common)
+    p_prime = noisy_gd_process(lambda th: lam * (th - m_prime), key=("quadratic", lam, m_prime), **common)
     return _both_orders(p, p_prime, alpha, "projected noisy GD on a quadratic")
 
 
@@ -38,7 +38,7 @@ def _projected_risk(sigma, eta, n, K, S, lam, start_var, R, center) -> Truth:
     m, _ = _quadratic_means(S, lam, n, center)
     best = min(max(m, -R), R)  # minimiser of L_D over C
     p = noisy_gd_process(lambda th: lam * (th - m), eta=eta, sigma=sigma, K=int(K), R=R,
-                         start_sd=math.sqrt(start_var))
+                         start_sd=math.sqrt(start_var), key=("quadratic", lam, m))
     return grid_expectation(p, lambda th: lam / 2 * ((th - m) ** 2 - (best - m) ** 2))
 
 
@@ -96,11 +96,13 @@ NOISY_GD_LOGISTIC_1D = Family(
 
 def _pnsgd_projected(alpha, sigma, eta, n, t, L, R) -> Truth:
     zero, plus, minus = (lambda w: 0 * w), (lambda w: L + 0 * w), (lambda w: -L + 0 * w)
-    steps = [zero] * int(n)
-    run, run_prime = list(steps), list(steps)
+    steps, keys = [zero] * int(n), [("linear", 0.0)] * int(n)
+    run, run_prime, keys_prime = list(steps), list(steps), list(keys)
     run[int(t) - 1], run_prime[int(t) - 1] = plus, minus
-    p = pnsgd_process(run, eta=eta, sigma=sigma, R=R)
-    return _both_orders(p, pnsgd_process(run_prime, eta=eta, sigma=sigma, R=R), alpha, "projected PNSGD, linear")
+    keys[int(t) - 1], keys_prime[int(t) - 1] = ("linear", L), ("linear", -L)
+    p = pnsgd_process(run, eta=eta, sigma=sigma, R=R, keys=keys)
+    return _both_orders(p, pnsgd_process(run_prime, eta=eta, sigma=sigma, R=R, keys=keys_prime), alpha,
+                        "projected PNSGD, linear")
 
 
 PNSGD_PROJECTED_1D = Family(

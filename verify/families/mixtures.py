@@ -15,7 +15,7 @@ from verify.model import Assumption, Family, Parameter, Quantity
 from verify.results import Truth
 from verify.symbols import L, alpha, delta, gap1, gap2, n, q, s, samples, seed, sigma, t, w, xo
 from verify.truth.gaussian import renyi_gaussian_1d
-from verify.truth.mixture_quad import renyi_mixture_quad
+from verify.truth.mixture_quad import renyi_mixture_quad, renyi_mixture_quad_both
 from verify.truth.renyi_estimator import GaussianMixture, geometric_tilt, renyi_importance, renyi_naive
 from verify.truth.sgm_rdp import sgm_renyi_truth
 from verify.truth.subsampled_dp import sgm_dp_epsilon
@@ -29,8 +29,7 @@ def _both_orders(weights, means_p, sds_p, means_q, sds_q, alpha, what) -> Truth:
         return exact(lambda a, m1, v1, m2, v2: renyi_gaussian_1d(m1, v1, m2, v2, a),
                      f"{what}: one component, Gaussian closed form")(
             a=alpha, m1=means_p[0], v1=sds_p[0] ** 2, m2=means_q[0], v2=sds_q[0] ** 2)
-    pq = renyi_mixture_quad(weights, means_p, sds_p, weights, means_q, sds_q, alpha)
-    qp = renyi_mixture_quad(weights, means_q, sds_q, weights, means_p, sds_p, alpha)
+    pq, qp = renyi_mixture_quad_both(weights, means_p, sds_p, weights, means_q, sds_q, alpha)
     return Truth.larger(pq, qp, what)
 
 

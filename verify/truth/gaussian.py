@@ -83,16 +83,22 @@ def gaussian_dp_epsilon(delta, mu) -> mpmath.mpf:
     while gaussian_delta(hi, mu) > delta:
         hi *= 2
     lo, x = mpmath.mpf(0), hi / 2
-    tol = mpmath.mpf(2) ** (8 - mpmath.mp.prec)
-    # delta is decreasing and convex in eps with d delta/d eps = -e^eps Phi(-mu/2 - eps/mu):
-    # Newton steps, falling back to bisection whenever a step leaves the bracket [lo, hi].
+    tol = mpmath.mpf(2) ** max(8 - mpmath.mp.prec, -96)  # 29 digits: far below the float the truth reports
+    log_target = mpmath.log(delta)
+    # Newton steps on log delta(eps) - log delta (delta decreases with d delta/d eps = -e^eps Phi(-mu/2 - eps/mu);
+    # in log space the steps converge in a few iterations even where delta is tiny), falling back to bisection
+    # whenever a step leaves the bracket [lo, hi].
     for _ in range(4 * mpmath.mp.prec):
-        f = gaussian_delta(x, mu) - delta
+        d = gaussian_delta(x, mu)
+        if d <= 0:  # below the working precision: the root lies to the left
+            hi, x = x, (lo + x) / 2
+            continue
+        f = mpmath.log(d) - log_target
         if f > 0:
             lo = x
         else:
             hi = x
-        slope = -mpmath.exp(x) * mpmath.ncdf(-mu / 2 - x / mu)
+        slope = -mpmath.exp(x) * mpmath.ncdf(-mu / 2 - x / mu) / d
         step = x - f / slope if slope != 0 else lo
         x_new = step if lo < step < hi else (lo + hi) / 2
         if abs(x_new - x) <= tol * max(1, abs(x)) or hi - lo <= tol * max(1, hi):

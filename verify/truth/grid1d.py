@@ -9,8 +9,11 @@ plus, when projected, two atoms at -R and +R (method of Chourasia et al. 2021 re
 - projected: cell masses are differences of the normal cdf (or of the sf above the mean, for precision), atom
   masses are Phi((-R - T)/s) and Phi((T - R)/s), so mass is conserved exactly.
 Each step is one sparse matrix-vector product (kernels are banded at 38.5 s, beyond which the normal density
-underflows). Results are computed at h and h/2; |difference| is the error estimate (Richardson-style) and the
-interval is value(h/2) +- safety * error (plus a float-rounding floor).
+underflows). A process whose steps carry keys (a hashable description of the drift, e.g. ("quadratic", lam, m))
+shares its transfer matrices with every later process on the same grid: the projected grid does not depend on K or
+alpha, so a family's grid of K and alpha values builds each matrix once (`_KERNELS`, bounded by _KERNEL_CACHE_NNZ).
+Results are computed at h and h/2; |difference| is the error estimate (Richardson-style) and the interval is
+value(h/2) +- safety * error (plus a float-rounding floor).
 Limit: densities are float64, so an unconstrained run whose Rényi tilt sits where the second law is below
 ~1e-308 (roughly alpha * R_alpha > 700) raises ParameterError instead of returning a wrong value.
 """
@@ -18,7 +21,8 @@ Limit: densities are float64, so an unconstrained run whose Rényi tilt sits whe
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +43,7 @@ _NEGLIGIBLE_LOG = -34.0  # edge contributions below exp(-34) ~ 1.7e-15 of the to
 _EDGE_MASS = 1e-14
 _REL_FLOOR, _ABS_FLOOR = 1e-10, 1e-13  # float accumulation over K sparse products
 _MAX_CELLS = 40_000  # x the kernel band (<= 770 cells) bounds the sparse matrix to ~3e7 entries
+_KERNEL_CACHE_NNZ = 4_000_000  # shared transfer matrices kept (~50 MB), least recently used dropped first
 
 
 @dataclass(frozen=True)
@@ -46,7 +51,8 @@ class Process:
     """theta_k = Proj(T_k(theta_{k-1}) + N(0, noise_sd^2)) for k = 1..K; theta_0 ~ Proj(N(start_mean, start_sd^2)).
 
     R is the half-width of the constraint interval [-R, R], or None for no projection. start_sd = 0 is a
-    point-mass start.
+    point-mass start. `keys[k]`, where given, identifies drift k exactly (equal keys = equal maps): transfer
+    matrices are then shared across processes.
     """
 
     drifts: tuple[Drift, ...]
@@ -54,6 +60,7 @@ class Process:
     R: float | None
     start_mean: float
     start_sd: float
+    keys: tuple[Hashable, ...] | None = None
 
 
 def _finite(name: str, value: float) -> float:
@@ -84,31 +91,39 @@ def _gd_drift(grad: Callable[[np.ndarray], np.ndarray], eta: float) -> Drift:
 
 
 def noisy_gd_process(grad: Callable[[np.ndarray], np.ndarray], *, eta: float, sigma: float, K: int,
-                     R: float | None = None, start_mean: float = 0.0, start_sd: float = 0.0) -> Process:
+                     R: float | None = None, start_mean: float = 0.0, start_sd: float = 0.0,
+                     key: Hashable | None = None) -> Process:
     """Noisy GD (Chourasia et al. 2021, Alg. 1): theta <- Proj(theta - eta grad L_D(theta) + sqrt(2 eta) N(0, sigma^2)).
 
     grad is the vectorised gradient of the averaged loss L_D; the start is Proj(N(start_mean, start_sd^2)).
+    `key` identifies grad exactly (see Process.keys).
     """
     _check_common(eta, sigma, R, start_mean, start_sd)
     if int(K) != K or K < 1:
         raise ParameterError(f"number of iterations K must be an integer >= 1, got {K}")
     drift = _gd_drift(grad, eta)
-    return Process((drift,) * int(K), math.sqrt(2 * eta) * sigma, R, float(start_mean), float(start_sd))
+    keys = None if key is None else ((key, float(eta)),) * int(K)
+    return Process((drift,) * int(K), math.sqrt(2 * eta) * sigma, R, float(start_mean), float(start_sd), keys)
 
 
 def pnsgd_process(grads: Sequence[Callable[[np.ndarray], np.ndarray]], *, eta: float, sigma: float,
-                  R: float | None = None, start_mean: float = 0.0, start_sd: float = 0.0) -> Process:
+                  R: float | None = None, start_mean: float = 0.0, start_sd: float = 0.0,
+                  keys: Sequence[Hashable] | None = None) -> Process:
     """One-pass projected noisy SGD (Feldman et al. 2018, PNSGD): x <- Proj(x - eta (grad f(x; z_t) + N(0, sigma^2))).
 
     grads[t] is the vectorised gradient of the record used at step t + 1 (one record per step); a neighbouring
-    run replaces one entry. Repeated gradient callables share one transfer matrix.
+    run replaces one entry. Repeated gradient callables share one transfer matrix; `keys[t]`, where given,
+    identifies grads[t] exactly (see Process.keys).
     """
     _check_common(eta, sigma, R, start_mean, start_sd)
     if len(grads) < 1:
         raise ParameterError("grads must hold at least one per-step gradient")
+    if keys is not None and len(keys) != len(grads):
+        raise ParameterError(f"keys must give one key per gradient ({len(grads)}), got {len(keys)}")
     drifts: dict[int, Drift] = {}
     steps = tuple(drifts.setdefault(id(g), _gd_drift(g, eta)) for g in grads)
-    return Process(steps, eta * sigma, R, float(start_mean), float(start_sd))
+    step_keys = None if keys is None else tuple((k, float(eta)) for k in keys)
+    return Process(steps, eta * sigma, R, float(start_mean), float(start_sd), step_keys)
 
 
 @dataclass(frozen=True)
@@ -203,12 +218,51 @@ def _start(proc: Process, grid: _Grid) -> tuple[np.ndarray, np.ndarray]:
     return np.concatenate([(e[:-1] + e[1:]) / 2, [-R, R]]), np.concatenate([w, atoms])
 
 
+_KERNELS: OrderedDict[tuple, sparse.csc_array] = OrderedDict()
+
+
+def _shared_kernel(grid: _Grid, T: Drift, key: Hashable, s: float) -> sparse.csc_array:
+    """The transfer matrix of drift `key` on `grid`, built once and kept while the cache has room."""
+    full = (key, s, grid)
+    kernel = _KERNELS.get(full)
+    if kernel is not None:
+        _KERNELS.move_to_end(full)
+        return kernel
+    kernel = _kernel(grid, grid.points, T, s)
+    if kernel.nnz <= _KERNEL_CACHE_NNZ:
+        _KERNELS[full] = kernel
+        while sum(k.nnz for k in _KERNELS.values()) > _KERNEL_CACHE_NNZ:
+            _KERNELS.popitem(last=False)
+    return kernel
+
+
+_FIRST_STEPS: OrderedDict[tuple, np.ndarray] = OrderedDict()
+_FIRST_STEP_CACHE = 256  # states after the first step kept (each at most _MAX_CELLS + 2 floats)
+
+
+def _first_step(proc: Process, grid: _Grid) -> np.ndarray:
+    """The state after step 1 (start law through the first transfer), shared where the first drift has a key."""
+    key = None if proc.keys is None else (proc.keys[0], proc.noise_sd, proc.start_mean, proc.start_sd, grid)
+    state = _FIRST_STEPS.get(key) if key is not None else None
+    if state is None:
+        src, w = _start(proc, grid)
+        state = _kernel(grid, src, proc.drifts[0], proc.noise_sd) @ w
+        if key is not None:
+            state.setflags(write=False)  # shared: never updated in place
+            _FIRST_STEPS[key] = state
+            if len(_FIRST_STEPS) > _FIRST_STEP_CACHE:
+                _FIRST_STEPS.popitem(last=False)
+    return state
+
+
 def _law(proc: Process, grid: _Grid) -> np.ndarray:
     """State vector (cell masses, then the atoms at -R, +R if projected) of theta_K."""
-    src, w = _start(proc, grid)
-    state = _kernel(grid, src, proc.drifts[0], proc.noise_sd) @ w
+    state = _first_step(proc, grid)
     cache: dict[int, sparse.csc_array] = {}
-    for T in proc.drifts[1:]:
+    for k, T in enumerate(proc.drifts[1:], start=1):
+        if proc.keys is not None:
+            state = _shared_kernel(grid, T, proc.keys[k], proc.noise_sd) @ state
+            continue
         if id(T) not in cache:
             cache[id(T)] = _kernel(grid, grid.points, T, proc.noise_sd)
         state = cache[id(T)] @ state

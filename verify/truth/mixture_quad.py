@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 from flint import ctx
-from scipy.special import logsumexp
 
 from verify.errors import ParameterError
 from verify.limits import require_memory
@@ -32,12 +31,18 @@ from verify.truth.mixture_arb import enclose_renyi_mixture
 _SAFETY = 10.0
 _ORDER = 24  # Gauss-Legendre nodes per panel; the half-order rule on the same panels gives the error
 _EPS = 2.0**-52
+_GL = {k: np.polynomial.legendre.leggauss(k) for k in (_ORDER, _ORDER // 2)}  # nodes and weights, built once
 
 
-def _log_pdf(x, weights, means, sds):
-    x = np.asarray(x, float)[..., None]
-    z = (x - means) / sds
-    return logsumexp(np.log(weights) - 0.5 * z * z - np.log(sds) - 0.5 * math.log(2 * math.pi), axis=-1)
+def _log_pdf(x: np.ndarray, weights: np.ndarray, means: np.ndarray, sds: np.ndarray) -> np.ndarray:
+    """log of the mixture density at the points x (log-sum-exp over components, written out: scipy's logsumexp
+    costs more than the arithmetic here)."""
+    z = (x[:, None] - means) / sds
+    terms = (np.log(weights) - np.log(sds) - 0.5 * math.log(2 * math.pi)) - 0.5 * z * z
+    if terms.shape[1] == 1:
+        return terms[:, 0]
+    top = terms.max(axis=1)
+    return top + np.log(np.exp(terms - top[:, None]).sum(axis=1))
 
 
 def _components(weights, means, sds):
@@ -68,38 +73,71 @@ def renyi_mixture_quad(weights_p: Sequence[float], means_p: Sequence[float], sds
     `exact_weights()`, called at the enclosure's working precision, gives the exact weights (Arb balls) where the
     float weights are rounded (e.g. 1 - q); by default the float weights are taken as exact.
     """
+    return _renyi_quad((weights_p, means_p, sds_p), (weights_q, means_q, sds_q), alpha, exact_weights, False)[0]
+
+
+def renyi_mixture_quad_both(weights_p: Sequence[float], means_p: Sequence[float], sds_p: Sequence[float],
+                            weights_q: Sequence[float], means_q: Sequence[float], sds_q: Sequence[float],
+                            alpha: float) -> tuple[Truth, Truth]:
+    """(R_alpha(P || Q), R_alpha(Q || P)) as `renyi_mixture_quad` gives them, on one set of nodes covering both (the
+    densities are evaluated once for the two orders)."""
+    return _renyi_quad((weights_p, means_p, sds_p), (weights_q, means_q, sds_q), alpha, None, True)
+
+
+def _renyi_quad(p_mix: tuple, q_mix: tuple, alpha: float, exact_weights, both: bool) -> tuple[Truth, ...]:
     if not alpha > 1 or not math.isfinite(alpha):
         raise ParameterError(f"Rényi order alpha must be a finite number > 1, got {alpha}")
-    wp, mp, sp_ = _components(weights_p, means_p, sds_p)
-    wq, mq, sq = _components(weights_q, means_q, sds_q)
-
-    def enclose(prec: int):
-        with ctx.workprec(prec):
-            exact = exact_weights() if exact_weights is not None else (weights_p, weights_q)
-        p = ([w for w, f in zip(exact[0], weights_p, strict=True) if f > 0], mp, sp_)
-        q = ([w for w, f in zip(exact[1], weights_q, strict=True) if f > 0], mq, sq)
-        return enclose_renyi_mixture(_as_lists(p), _as_lists(q), alpha, prec, (lo, hi))
-
-    if sq.max() ** 2 * alpha <= (alpha - 1) * sp_.max() ** 2:  # Q's tails too light: the integral diverges
-        lo = hi = 0.0
-        return Truth(math.inf, math.inf, math.inf, Method.EXACT, "+inf: Q's widest component is too narrow",
-                     enclose=enclose)
-    centres = np.concatenate([mp, mq, alpha * mp - (alpha - 1) * mq.mean() + 0 * mp])
+    wp, mp, sp_ = _components(*p_mix)
+    wq, mq, sq = _components(*q_mix)
+    centres = [mp, mq, alpha * mp - (alpha - 1) * mq.mean() + 0 * mp]
+    if both:
+        centres.append(alpha * mq - (alpha - 1) * mp.mean() + 0 * mq)
+    centres = np.concatenate(centres)
     width = max(sp_.max(), sq.max())
     lo, hi = float(centres.min() - 40 * width), float(centres.max() + 40 * width)
+    orders = [(p_mix, q_mix, wp, sp_, sq, False)] + ([(q_mix, p_mix, wq, sq, sp_, True)] if both else [])
+
+    def encloser(first: tuple, second: tuple):
+        def enclose(prec: int):
+            with ctx.workprec(prec):
+                exact = exact_weights() if exact_weights is not None else (first[0], second[0])
+            p = ([w for w, f in zip(exact[0], first[0], strict=True) if f > 0], *_components(*first)[1:])
+            q = ([w for w, f in zip(exact[1], second[0], strict=True) if f > 0], *_components(*second)[1:])
+            return enclose_renyi_mixture(_as_lists(p), _as_lists(q), alpha, prec, (lo, hi))
+        return enclose
+
+    diverges = [s2.max() ** 2 * alpha <= (alpha - 1) * s1.max() ** 2 for _, _, _, s1, s2, _ in orders]
+    if all(diverges):  # Q's tails too light: the integral diverges
+        return tuple(_infinite(encloser(a, b)) for a, b, *_ in orders)
     panels = max(64, math.ceil((hi - lo) / (0.25 * min(sp_.min(), sq.min()))))
     require_memory(8.0 * panels * _ORDER * (len(wp) + len(wq) + 8), "the mixture quadrature")
-
     edges = np.linspace(lo, hi, panels + 1)
     half, mid = np.diff(edges)[:, None] / 2, (edges[:-1] + edges[1:])[:, None] / 2
-    logs = []
+    rules = []
     for order in (_ORDER, _ORDER // 2):
-        nodes, weights = np.polynomial.legendre.leggauss(order)
+        nodes, weights = _GL[order]
         x = (mid + half * nodes).ravel()
-        log_p, log_q = _log_pdf(x, wp, mp, sp_), _log_pdf(x, wq, mq, sq)
-        log_f, log_size = log_excess_terms(log_p - log_q, alpha, 8 * (np.abs(log_p) + np.abs(log_q) + 1))
-        log_w = np.log((half * weights).ravel())
-        logs.append((log_q + log_f + log_w, log_q + log_size + log_w))
+        rules.append((_log_pdf(x, wp, mp, sp_), _log_pdf(x, wq, mq, sq), np.log((half * weights).ravel())))
+    out = []
+    for (first, second, *_, reverse), infinite in zip(orders, diverges, strict=True):
+        if infinite:
+            out.append(_infinite(encloser(first, second)))
+            continue
+        logs = []
+        for log_p, log_q, log_w in rules:
+            log_p, log_q = (log_q, log_p) if reverse else (log_p, log_q)
+            log_f, log_size = log_excess_terms(log_p - log_q, alpha, 8 * (np.abs(log_p) + np.abs(log_q) + 1))
+            logs.append((log_q + log_f + log_w, log_q + log_size + log_w))
+        out.append(_truth(logs, alpha, lo, hi, panels, encloser(first, second)))
+    return tuple(out)
+
+
+def _infinite(enclose) -> Truth:
+    return Truth(math.inf, math.inf, math.inf, Method.EXACT, "+inf: Q's widest component is too narrow",
+                 enclose=enclose)
+
+
+def _truth(logs: list, alpha: float, lo: float, hi: float, panels: int, enclose) -> Truth:
     top = max(float(np.max(v)) for pair in logs for v in pair)
     (fine, size), (coarse, _) = ((float(np.sum(np.exp(v - top))) for v in pair) for pair in logs)
     err = _SAFETY * abs(fine - coarse) + 64 * _EPS * size  # in units of e^top, like fine

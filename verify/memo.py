@@ -1,0 +1,44 @@
+"""Run-wide memo of ground truths.
+
+A truth is a deterministic function of (family, quantity, validated parameters): sampling families take their seed
+as a parameter. Inside `shared_truths()` each is computed once, however many catalog entries, companions,
+bindings and falsifier examples ask for it (many entries share a family and its grid points). Failures are not
+memoised: a point that raised is recomputed (and raises again) where it is asked for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+from verify.model import Family, Quantity
+from verify.results import Truth
+
+_MEMO: ContextVar[dict | None] = ContextVar("verify_truth_memo", default=None)
+
+
+@contextmanager
+def shared_truths() -> Iterator[dict]:
+    """Memoise truths until the block ends (nested blocks share the outer memo)."""
+    memo = _MEMO.get()
+    if memo is not None:
+        yield memo
+        return
+    token = _MEMO.set({})
+    try:
+        yield _MEMO.get()
+    finally:
+        _MEMO.reset(token)
+
+
+def truth_of(family: Family, quantity: Quantity, params: Mapping[str, float]) -> Truth:
+    """`family`'s truth of `quantity` at already validated `params`, from the memo where one is active."""
+    memo = _MEMO.get()
+    if memo is None:
+        return family.truth_validated(quantity, params)
+    key = (family.name, quantity, tuple(sorted(params.items())))
+    truth = memo.get(key)
+    if truth is None:
+        truth = memo[key] = family.truth_validated(quantity, params)
+    return truth
