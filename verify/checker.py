@@ -296,11 +296,9 @@ class ApplicationResult:
             "worst": _point_dict(worst) if worst else None,
             "counterexample": _point_dict(worst) if worst and worst.verdict is Verdict.VIOLATED else None,
             "skipped_by": self.skipped_by(),
-            "skipped_points": [s.to_dict() for s in self.skipped_points],
             "errors": [e.to_dict() for e in self.errors],
             "falsifier": self.search.to_dict() if self.search else None,
             "seconds": self.seconds,
-            "points": [_point_dict(p) for p in self.points],
         }
 
 

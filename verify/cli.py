@@ -19,6 +19,7 @@ from verify.catalog import select
 from verify.certify import main_certify
 from verify.errors import ParameterError, VerifyError
 from verify.families import FAMILIES
+from verify.reporting.columns import dump_results
 from verify.results import Verdict
 from verify.runner import FALSIFY_EXAMPLES, is_results_file, json_safe, run, theorem_summary
 from verify.testing.falsify import MIN_CHECKED, falsify_outcome, require_checked
@@ -127,7 +128,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         path = Path(args.json)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(path.suffix + ".partial")
-        tmp.write_text(json.dumps(outcome.to_dict(), indent=1))
+        tmp.write_text(dump_results(outcome.to_dict()), encoding="utf-8")
         tmp.replace(path)
         print(f"wrote {path}")
     return 1 if bad else 0

@@ -29,11 +29,12 @@ from verify.checker import ApplicationResult, SearchSummary, aggregate, check_ap
 from verify.families import family as get_family
 from verify.memo import shared_truths
 from verify.model import Application, FromFamily, Theorem
+from verify.reporting.columns import point_columns, skipped_columns
 from verify.reporting.latex import assumption_latex, statement_latex, to_latex
 from verify.results import Verdict
 from verify.testing.falsify import search_outcome
 
-SCHEMA_VERSION = "2.2"
+SCHEMA_VERSION = "3.0"  # 3: points and skipped points as columns (verify.reporting.columns)
 FALSIFY_EXAMPLES = 100  # falsifier points per application in `verify run` / `verify report` (0: grid only)
 FALSIFY_BUDGET_S = 120.0  # wall-clock cap per application; generous so that the point count decides (reproducible)
 SCHEMA_FILE = "verify/reporting/results.schema.json"
@@ -159,7 +160,9 @@ def result_dict(t: Theorem, r: ApplicationResult) -> dict:
         a["status"] = {"holds_at_checked_points": True, "n_checked": len(r.points),
                        "n_excluded": excluded.get(a["name"], 0)}
     app = t.application(r.family)
-    return {**summary, "application": application_summary(app) if app else None, **r.to_dict()}
+    return {**summary, "application": application_summary(app) if app else None, **r.to_dict(),
+            "skipped_points": skipped_columns(r.skipped_points),
+            "points": point_columns(r.points, app.companions if app else ())}
 
 
 def fork_executor(workers: int | None, n_jobs: int, backend: str = "numpy") -> Executor | None:

@@ -32,8 +32,5 @@ def test_whole_catalog_report(tmp_path):
         from verify.reporting.schema import validate
     except ImportError:  # pragma: no cover
         return
-    for r in data["results"]:  # the structure, on a sample of each result's points (all of them take minutes)
-        r["points"] = r["points"][:20]
-        r["skipped_points"] = r["skipped_points"][:20]
     validate(data)
     print(f"whole catalog: {len(data['results'])} results, {seconds:.1f} s")

@@ -8,6 +8,7 @@ import math
 import pytest
 
 from verify.cli import main
+from verify.reporting.columns import point_rows, skipped_rows
 from verify.runner import SCHEMA_VERSION, json_safe, run
 
 from .conftest import SMALL
@@ -41,7 +42,11 @@ def test_run_json_follows_the_schema(tmp_path):
 
 def test_a_broken_certificate_is_rejected(small_results):
     bad = json.loads(json.dumps(small_results))
-    bad["results"][0]["points"][0]["truth"]["method"] = "guess"
+    bad["results"][0]["points"]["verdict"]["codes"][0] = "HOLDS"
+    with pytest.raises(jsonschema.ValidationError):
+        validate(bad)
+    bad = json.loads(json.dumps(small_results))
+    del bad["results"][0]["points"]["truth"]["upper"]
     with pytest.raises(jsonschema.ValidationError):
         validate(bad)
 
@@ -53,22 +58,24 @@ def test_points_carry_bound_truth_interval_lower_bound_and_verdict():
     r = data["results"][0]
     assert r["id"] == "chourasia2021.corollary2.appendix" and r["source"]["seed"].endswith(".txt")
     assert r["bound"] and r["bound_latex"] and r["statement_latex"].startswith("R_{")
-    p = r["points"][0]
+    points = point_rows(r["points"], r["theorem"], r["family"])
+    p = points[0]
     assert p["truth"]["lower"] <= p["truth"]["value"] <= p["truth"]["upper"] and p["truth"]["method"] == "exact"
     assert p["verdict"] == "HOLDS" and p["ratio"] == pytest.approx(p["bound"] / p["truth"]["value"])
-    lowers = [q["lower"] for q in r["points"] if q["lower"]]
+    lowers = [q["lower"] for q in points if q["lower"]]
     assert lowers and all(q["theorem"] == "chourasia2021.theorem3" and q["direction"] == "lower" for q in lowers)
 
 
 def test_skipped_points_name_the_assumption_that_excluded_them():
     r = run(["chourasia2021.lemma5"]).to_dict()["results"][0]  # (the selector also takes lemma5.lsi_start)
-    assert r["n_skipped"] == len(r["skipped_points"]) == sum(r["skipped_by"].values()) > 0
-    assert {s["assumption"] for s in r["skipped_points"]} == set(r["skipped_by"]) == {"step_size"}
+    skipped = skipped_rows(r["skipped_points"])
+    assert r["n_skipped"] == len(skipped) == sum(r["skipped_by"].values()) > 0
+    assert {s["assumption"] for s in skipped} == set(r["skipped_by"]) == {"step_size"}
     status = {a["name"]: a["status"] for a in r["assumptions"]}
     assert status["step_size"]["n_excluded"] == r["n_skipped"]
     assert all(s["holds_at_checked_points"] and s["n_checked"] == r["n_points"] for s in status.values())
-    assert all(s["params"]["eta"] * s["params"]["lam"] >= 1 for s in r["skipped_points"])  # eta < 1/beta, beta = lam
-    assert all(p["params"]["eta"] * p["params"]["lam"] < 1 for p in r["points"])
+    assert all(s["params"]["eta"] * s["params"]["lam"] >= 1 for s in skipped)  # eta < 1/beta, beta = lam
+    assert all(p["params"]["eta"] * p["params"]["lam"] < 1 for p in point_rows(r["points"], r["theorem"], r["family"]))
 
 
 def test_non_finite_numbers_become_strict_json():

@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 from verify.errors import ParameterError
 from verify.model import Theorem
+from verify.reporting.columns import dump_results
 from verify.reporting.html import copy_static, render_html
 from verify.reporting.markdown import render_markdown
 from verify.reporting.plots import plot_sweeps
@@ -112,8 +113,7 @@ def _write(outcome: RunResult, folder: Path, run_id: str | None, progress: Progr
             entry["figure"] = {"png": f"plots/{stem}.png", "svg": f"plots/{stem}.svg", "data": f"plots/{stem}.json"}
             (plots / f"{stem}.json").write_text(json.dumps(sweeps[stem], indent=1, ensure_ascii=False) + "\n",
                                                 encoding="utf-8")
-    (folder / "results.json").write_text(json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n",
-                                         encoding="utf-8")
+    (folder / "results.json").write_text(dump_results(data), encoding="utf-8")
     view = build_view(data, sweeps)
     (folder / "report.md").write_text(render_markdown(view), encoding="utf-8")
     (folder / "index.html").write_text(render_html(view, SCHEMA_VERSION), encoding="utf-8")

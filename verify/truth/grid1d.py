@@ -43,6 +43,7 @@ _NEGLIGIBLE_LOG = -34.0  # edge contributions below exp(-34) ~ 1.7e-15 of the to
 _EDGE_MASS = 1e-14
 _REL_FLOOR, _ABS_FLOOR = 1e-10, 1e-13  # float accumulation over K sparse products
 _MAX_CELLS = 40_000  # x the kernel band (<= 770 cells) bounds the sparse matrix to ~3e7 entries
+_BLOCK = 1_000_000  # kernel entries built at a time
 _KERNEL_CACHE_NNZ = 4_000_000  # shared transfer matrices kept (~50 MB), least recently used dropped first
 
 
@@ -165,7 +166,8 @@ def _drift(T: Drift, x: np.ndarray) -> np.ndarray:
 def _kernel(grid: _Grid, src: np.ndarray, T: Drift, s: float) -> sparse.csc_array:
     """Transfer matrix (state size x len(src)) of x -> Proj(T(x) + N(0, s^2)) from the source points src.
 
-    Column i holds the cells within _BAND noise sds of T(src[i]) (a contiguous row range), then the atoms.
+    Column i holds the cells within _BAND noise sds of T(src[i]) (a contiguous row range), then the atoms. Built in
+    blocks of about _BLOCK entries, so that the temporaries stay small beside the matrix itself.
     """
     mean = _drift(T, src)
     band = math.ceil(_BAND * s / grid.h) + 1
@@ -174,26 +176,40 @@ def _kernel(grid: _Grid, src: np.ndarray, T: Drift, s: float) -> sparse.csc_arra
     n_atoms = 0 if grid.R is None else 2
     counts = last - first + n_atoms
     indptr = np.concatenate([[0], np.cumsum(counts)])
-    col = np.repeat(np.arange(src.size), counts)
-    pos = np.arange(indptr[-1]) - indptr[col]  # position inside the column
-    rows = first[col] + pos
-    mu = mean[col]
-    vals = np.empty(rows.size)
-    cell = pos < (last - first)[col]
-    j, m = rows[cell], mu[cell]
-    if grid.R is None:
-        z = (grid.mids[j] - m) / s
-        vals[cell] = np.exp(-0.5 * z * z) * (grid.h / (s * math.sqrt(2 * math.pi)))
-    else:
-        edges = grid.edges
-        z1, z2 = (edges[j] - m) / s, (edges[j + 1] - m) / s
-        vals[cell] = np.where(z1 >= 0, ndtr(-z1) - ndtr(-z2), ndtr(z2) - ndtr(z1))
-        lower = pos == counts[col] - 2
-        upper = pos == counts[col] - 1
-        rows[lower], rows[upper] = grid.n, grid.n + 1
-        vals[lower] = ndtr((-grid.R - mean) / s)
-        vals[upper] = ndtr((mean - grid.R) / s)
+    rows = np.empty(int(indptr[-1]), dtype=np.int32 if grid.n + n_atoms < 2**31 else np.int64)
+    vals = np.empty(int(indptr[-1]))
+    per_block = max(1, _BLOCK // max(1, int(counts.max(initial=1))))
+    for start in range(0, src.size, per_block):
+        cols = slice(start, min(src.size, start + per_block))
+        span = slice(int(indptr[cols.start]), int(indptr[cols.stop]))
+        rows[span], vals[span] = _kernel_block(grid, mean[cols], first[cols], last[cols], counts[cols], n_atoms, s)
     return sparse.csc_array((vals, rows, indptr), shape=(grid.n + n_atoms, src.size))
+
+
+def _kernel_block(grid: _Grid, mean: np.ndarray, first: np.ndarray, last: np.ndarray, counts: np.ndarray,
+                  n_atoms: int, s: float) -> tuple[np.ndarray, np.ndarray]:
+    """Rows and values of a block of consecutive kernel columns (see `_kernel`), computed on a dense block of
+    (column, offset) pairs and then restricted to each column's rows."""
+    cells = last - first
+    width = int(cells.max(initial=0))
+    offset = np.arange(width)
+    valid = offset[None, :] < cells[:, None]
+    rows_2d = first[:, None] + offset[None, :]
+    if grid.R is None:
+        z = (grid.lo + grid.h * (rows_2d + 0.5) - mean[:, None]) / s
+        dense = np.exp(-0.5 * z * z) * (grid.h / (s * math.sqrt(2 * math.pi)))
+        return rows_2d[valid], dense[valid]
+    # one normal tail per cell edge, c = Phi(-|z|): a cell's mass is a difference of the two tails on its side of the
+    # mean (no cancellation in either tail), or 1 minus both tails for the cell that holds the mean
+    z = (grid.lo + grid.h * (first[:, None] + np.arange(width + 1)[None, :]) - mean[:, None]) / s
+    tail = ndtr(-np.abs(z))
+    z1, z2, c1, c2 = z[:, :-1], z[:, 1:], tail[:, :-1], tail[:, 1:]
+    dense = np.where(z1 >= 0, c1 - c2, np.where(z2 <= 0, c2 - c1, (1 - c1) - c2))
+    atoms = np.stack([np.full(mean.size, grid.n), np.full(mean.size, grid.n + 1)], axis=1)
+    rows_2d = np.concatenate([rows_2d, atoms], axis=1)
+    dense = np.concatenate([dense, np.stack([ndtr((-grid.R - mean) / s), ndtr((mean - grid.R) / s)], axis=1)], axis=1)
+    valid = np.concatenate([valid, np.ones((mean.size, 2), dtype=bool)], axis=1)
+    return rows_2d[valid], dense[valid]
 
 
 def _start(proc: Process, grid: _Grid) -> tuple[np.ndarray, np.ndarray]:
@@ -216,6 +232,43 @@ def _start(proc: Process, grid: _Grid) -> tuple[np.ndarray, np.ndarray]:
     z1, z2 = (e[:-1] - m) / s0, (e[1:] - m) / s0
     w = np.where(z1 >= 0, ndtr(-z1) - ndtr(-z2), ndtr(z2) - ndtr(z1))
     return np.concatenate([(e[:-1] + e[1:]) / 2, [-R, R]]), np.concatenate([w, atoms])
+
+
+_KERNELS: OrderedDict[tuple, sparse.csc_array] = OrderedDict()
+
+
+def _shared_kernel(grid: _Grid, T: Drift, key: Hashable, s: float) -> sparse.csc_array:
+    """The transfer matrix of drift `key` on `grid`, built once and kept while the cache has room."""
+    full = (key, s, grid)
+    kernel = _KERNELS.get(full)
+    if kernel is not None:
+        _KERNELS.move_to_end(full)
+        return kernel
+    kernel = _kernel(grid, grid.points, T, s)
+    if kernel.nnz <= _KERNEL_CACHE_NNZ:
+        _KERNELS[full] = kernel
+        while sum(k.nnz for k in _KERNELS.values()) > _KERNEL_CACHE_NNZ:
+            _KERNELS.popitem(last=False)
+    return kernel
+
+
+_FIRST_STEPS: OrderedDict[tuple, np.ndarray] = OrderedDict()
+_FIRST_STEP_CACHE = 256  # states after the first step kept (each at most _MAX_CELLS + 2 floats)
+
+
+def _first_step(proc: Process, grid: _Grid) -> np.ndarray:
+    """The state after step 1 (start law through the first transfer), shared where the first drift has a key."""
+    key = None if proc.keys is None else (proc.keys[0], proc.noise_sd, proc.start_mean, proc.start_sd, grid)
+    state = _FIRST_STEPS.get(key) if key is not None else None
+    if state is None:
+        src, w = _start(proc, grid)
+        state = _kernel(grid, src, proc.drifts[0], proc.noise_sd) @ w
+        if key is not None:
+            state.setflags(write=False)  # shared: never updated in place
+            _FIRST_STEPS[key] = state
+            if len(_FIRST_STEPS) > _FIRST_STEP_CACHE:
+                _FIRST_STEPS.popitem(last=False)
+    return state
 
 
 _KERNELS: OrderedDict[tuple, sparse.csc_array] = OrderedDict()

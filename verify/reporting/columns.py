@@ -1,0 +1,207 @@
+"""The columnar layout of a result's points in results.json (schema 3), and the readers that expand it.
+
+Schema 2 wrote every point as an object repeating its keys, theorem, family and truth description: 28 MB for the
+catalog. Schema 3 writes one array per field (`n` entries each), strings as `{"levels": [...], "codes": [...]}`
+(codes index levels; null where absent), a column that is null throughout as null, certificates for the points
+that have one (with each point's index), an exact truth's interval value -+ |value| rel_pad as its pad where that
+gives both ends bit for bit, and leaves out what a point repeats from its result (theorem, family) or derives
+from its own fields (`lower`, the largest companion lower bound). `point_rows` gives back exactly the schema-2
+point objects; `load_results` reads a results file and tells a reader of another schema what it has.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from verify.checker import SkippedPoint
+from verify.errors import ParameterError
+from verify.results import PointResult, Truth
+
+SCHEMA_MAJOR = "3"
+SAME_AS_PARAMS = "=params"  # a theorem_values column equal to the params column of the same name
+_PADS = (1e-15,)  # relative pads of exact truths (Truth.exact's default), written as such instead of both ends
+
+
+def _coded(values: Iterable[str | None]) -> dict:
+    levels: dict[str, int] = {}
+    codes = [None if v is None else levels.setdefault(v, len(levels)) for v in values]
+    return {"levels": list(levels), "codes": codes}
+
+
+def _decoded(column: Mapping) -> list[str | None]:
+    levels = column["levels"]
+    return [None if c is None else levels[c] for c in column["codes"]]
+
+
+def _table(dicts: Sequence[Mapping[str, Any]]) -> dict[str, list]:
+    names: dict[str, None] = {}
+    for d in dicts:
+        names.update(dict.fromkeys(d))
+    return {k: [d.get(k) for d in dicts] for k in names}
+
+
+def _untable(columns: Mapping[str, list], n: int) -> list[dict]:
+    return [{k: col[i] for k, col in columns.items() if col[i] is not None} for i in range(n)]
+
+
+def point_columns(points: Sequence[PointResult], companion_order: Sequence[str] = ()) -> dict:
+    """The points of one result as columns (see the module doc); `companion_order` fixes the order of companion
+    columns (the application's), companions not in it follow in first-seen order."""
+    params = _table([p.params for p in points])
+    values = _table([p.theorem_values for p in points])
+    theorem_values = {}
+    for name, col in values.items():
+        same = name in params and all(v == w for v, w in zip(col, params[name], strict=True))
+        theorem_values[name] = SAME_AS_PARAMS if same else col
+    seen = dict.fromkeys(companion_order)
+    for p in points:
+        seen.update(dict.fromkeys(c.theorem for c in p.companions))
+    companions = []
+    for cid in seen:
+        at = [next((c for c in p.companions if c.theorem == cid), None) for p in points]
+        present = [c for c in at if c is not None]
+        if present:
+            companions.append({"theorem": cid, "direction": present[0].direction,
+                               "value": [None if c is None else c.value for c in at],
+                               "verdict": _coded(None if c is None else c.verdict.value for c in at)})
+    truths = [p.truth for p in points]
+    return {
+        "layout": "columns",
+        "n": len(points),
+        "params": params,
+        "theorem_values": theorem_values,
+        "bound": [p.bound for p in points],
+        "truth": _truth_columns(truths),
+        "verdict": _coded(p.verdict.value for p in points),
+        "margin": [p.margin for p in points],
+        "ratio": [p.ratio for p in points],
+        "origin": _coded(p.origin for p in points),
+        "companions": companions,
+        "certificates": _certificate_columns(points),
+    }
+
+
+def _rel_pad(t: Truth) -> float | None:
+    """The relative pad r of an interval written value -+ |value| r (Truth.exact), where that reproduces both ends
+    bit for bit (the reader recomputes them); None otherwise."""
+    for rel in _PADS:
+        pad = abs(t.value) * rel
+        if t.lower == t.value - pad and t.upper == t.value + pad and math.isfinite(pad):
+            return rel
+    return None
+
+
+def _nullable(column: list) -> list | None:
+    """A column, or null where every entry is null."""
+    return None if all(v is None for v in column) else column
+
+
+def _truth_columns(truths: Sequence[Truth]) -> dict:
+    pads = [_rel_pad(t) for t in truths]
+    return {"value": [t.value for t in truths],
+            "rel_pad": _nullable(pads),
+            "lower": _nullable([t.lower if r is None else None for t, r in zip(truths, pads, strict=True)]),
+            "upper": _nullable([t.upper if r is None else None for t, r in zip(truths, pads, strict=True)]),
+            "method": _coded(t.method.value for t in truths), "detail": _coded(t.detail for t in truths),
+            "confidence": _nullable([t.confidence for t in truths]), "ess": _nullable([t.ess for t in truths])}
+
+
+def _certificate_columns(points: Sequence[PointResult]) -> dict:
+    """The certificates of the points that have one, as columns, with the index of each point."""
+    at = [(i, p.certificate) for i, p in enumerate(points) if p.certificate is not None]
+    certs = [c for _, c in at]
+    return {"index": [i for i, _ in at], "verdict": _coded(c.verdict.value for c in certs),
+            "filter_verdict": _coded(c.filter_verdict.value for c in certs),
+            "truth_lower": [c.truth_lower for c in certs], "truth_upper": [c.truth_upper for c in certs],
+            "bound_lower": [c.bound_lower for c in certs], "bound_upper": [c.bound_upper for c in certs],
+            "method": _coded(c.method for c in certs), "precision_bits": [c.precision_bits for c in certs],
+            "reason": _coded(c.reason for c in certs), "seconds": [c.seconds for c in certs]}
+
+
+def _certificate_rows(columns: Mapping) -> dict[int, dict]:
+    coded = {k: _decoded(columns[k]) for k in ("verdict", "filter_verdict", "method", "reason")}
+    return {i: {"verdict": coded["verdict"][k], "filter_verdict": coded["filter_verdict"][k],
+                "truth": [columns["truth_lower"][k], columns["truth_upper"][k]],
+                "bound": [columns["bound_lower"][k], columns["bound_upper"][k]], "method": coded["method"][k],
+                "precision_bits": columns["precision_bits"][k], "reason": coded["reason"][k],
+                "seconds": columns["seconds"][k]}
+            for k, i in enumerate(columns["index"])}
+
+
+def _column(column: list | None, n: int) -> list:
+    return [None] * n if column is None else column
+
+
+def _interval(value, rel, lower, upper) -> tuple:
+    if rel is None:
+        return lower, upper
+    pad = abs(value) * rel
+    return value - pad, value + pad
+
+
+def point_rows(columns: Mapping, theorem: str, family: str) -> list[dict]:
+    """The schema-2 point objects (PointResult.to_dict() plus `lower`) of a result's point columns."""
+    n = columns["n"]
+    params = _untable(columns["params"], n)
+    names = columns["theorem_values"]
+    truth = columns["truth"]
+    method, detail = _decoded(truth["method"]), _decoded(truth["detail"])
+    verdict, origin = _decoded(columns["verdict"]), _decoded(columns["origin"])
+    companions = [(c, _decoded(c["verdict"])) for c in columns["companions"]]
+    certificates = _certificate_rows(columns["certificates"])
+    rel, lower, upper, confidence, ess = (_column(truth[k], n) for k in ("rel_pad", "lower", "upper", "confidence",
+                                                                          "ess"))
+    rows = []
+    for i in range(n):
+        values = {}
+        for name, col in names.items():
+            value = params[i].get(name) if col == SAME_AS_PARAMS else col[i]
+            if value is not None:
+                values[name] = value
+        comps = [{"theorem": c["theorem"], "direction": c["direction"], "value": c["value"][i], "verdict": v[i]}
+                 for c, v in companions if v[i] is not None]
+        lowers = [c for c in comps if c["direction"] == "lower"]
+        rows.append({
+            "theorem": theorem, "family": family, "params": params[i], "theorem_values": values,
+            "bound": columns["bound"][i],
+            "truth": dict(zip(("value", "lower", "upper"), (truth["value"][i], *_interval(
+                truth["value"][i], rel[i], lower[i], upper[i])), strict=True),
+                method=method[i], detail=detail[i], confidence=confidence[i], ess=ess[i]),
+            "verdict": verdict[i], "margin": columns["margin"][i], "ratio": columns["ratio"][i], "companions": comps,
+            "origin": origin[i], "certificate": certificates.get(i),
+            "lower": max(lowers, key=lambda c: c["value"]) if lowers else None,
+        })
+    return rows
+
+
+def skipped_columns(skipped: Sequence[SkippedPoint]) -> dict:
+    """Grid points outside the assumptions, as columns: params, and the assumption that excluded each."""
+    return {"layout": "columns", "n": len(skipped), "params": _table([s.params for s in skipped]),
+            "assumption": _coded(s.assumption for s in skipped)}
+
+
+def skipped_rows(columns: Mapping) -> list[dict]:
+    """The schema-2 skipped-point objects ({"params", "assumption"}) of skipped-point columns."""
+    params = _untable(columns["params"], columns["n"])
+    return [{"params": p, "assumption": a} for p, a in zip(params, _decoded(columns["assumption"]), strict=True)]
+
+
+def dump_results(data: Mapping) -> str:
+    """The text of a results file: compact JSON (no indentation: the columns are long), strict (no NaN literals)."""
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def load_results(path: str | Path) -> dict:
+    """A results file (`verify run --json`, a report's results.json) of schema 3; a clear ParameterError for any
+    other schema (schema 2 listed points as objects: re-run `verify run --json` to get columns)."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    version = str(data.get("schema_version", "")) if isinstance(data, dict) else ""
+    if version.split(".")[0] != SCHEMA_MAJOR:
+        raise ParameterError(f"{path}: results schema {version or 'unknown'}; this verify reads schema "
+                             f"{SCHEMA_MAJOR}.x, whose points are columns (verify.reporting.columns). "
+                             "Schema 2 files list points as objects: re-run `verify run --json` to convert.")
+    return data
