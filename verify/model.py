@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from functools import cached_property
+from functools import cache, cached_property
 from types import MappingProxyType
 
 import mpmath
@@ -172,12 +172,18 @@ def check_declared_domain(owner: str, symbol: sp.Symbol, value: float) -> None:
     """
     if not math.isfinite(value):
         raise ParameterError(f"{owner}: parameter {symbol.name} must be a finite number, got {value}")
-    facts = [(symbol.is_positive, value > 0, f"{symbol.name} > 0"),
-             (symbol.is_nonnegative, value >= 0, f"{symbol.name} >= 0"),
-             (symbol.is_integer, float(value).is_integer(), f"{symbol.name} integer")]
+    positive, nonnegative, integer = _declared_facts(symbol)
+    facts = [(positive, value > 0, f"{symbol.name} > 0"), (nonnegative, value >= 0, f"{symbol.name} >= 0"),
+             (integer, float(value).is_integer(), f"{symbol.name} integer")]
     for declared, ok, text in facts:
         if declared and not ok:
             raise AssumptionError(owner, f"domain of {symbol.name}", text, {symbol.name: value})
+
+
+@cache
+def _declared_facts(symbol: sp.Symbol) -> tuple[bool, bool, bool]:
+    """(positive, nonnegative, integer) as declared on the symbol (SymPy's assumption queries are slow)."""
+    return bool(symbol.is_positive), bool(symbol.is_nonnegative), bool(symbol.is_integer)
 
 
 @dataclass(frozen=True)
@@ -237,6 +243,10 @@ class Family:
         return self._names[quantity]
 
     @cached_property
+    def _domains(self) -> dict[str, Assumption]:
+        return {p.name: Assumption(f"domain of {p.name}", p.domain, p.description) for p in self.parameters}
+
+    @cached_property
     def _names(self) -> dict[Quantity, tuple[str, ...]]:
         return {q: tuple(p.name for p in self.parameters if p.needed_for(q)) for q in Quantity}
 
@@ -262,7 +272,7 @@ class Family:
                 raise ParameterError(f"family {self.name}: parameter {p.name} must be an integer, got {value:g}")
             out[p.name] = value
             check_declared_domain(f"family {self.name}", p.symbol, value)
-            Assumption(f"domain of {p.name}", p.domain, p.description).check(f"family {self.name}", out)
+            self._domains[p.name].check(f"family {self.name}", out)
         for c in self.constraints:
             if all(s.name in out for s in c.condition.free_symbols):
                 c.check(f"family {self.name}", out)
@@ -360,12 +370,15 @@ class Theorem:
             out |= a.condition.free_symbols
         return frozenset(out)
 
-    def check_assumptions(self, values: Mapping[str, float]) -> None:
+    def check_assumptions(self, values: Mapping[str, float], skip: frozenset[str] = frozenset()) -> None:
+        """Raise AssumptionError for the first declared domain or assumption that fails at `values` (the
+        assumptions named in `skip` are already known to hold there)."""
         for s in self.symbols:
             if s.name in values:
                 check_declared_domain(self.id, s, values[s.name])
         for a in self.assumptions:
-            a.check(self.id, values)
+            if a.name not in skip:
+                a.check(self.id, values)
 
     def value(self, values: Mapping[str, float]) -> mpmath.mpf:
         """The bound at theorem-symbol values, in PRECISION_DPS digits."""

@@ -12,7 +12,7 @@ from scipy.stats import norm
 
 from verify.errors import ParameterError
 from verify.results import Method
-from verify.truth.grid1d import grid_expectation, grid_renyi, noisy_gd_process, pnsgd_process
+from verify.truth.grid1d import grid_expectation, grid_renyi, grid_renyi_both, noisy_gd_process, pnsgd_process
 from verify.truth.noisy_gd_gaussian import isotropic_excess_risk, isotropic_renyi
 
 LAM, ETA, SIGMA = 1.0, 0.1, 0.5
@@ -216,3 +216,16 @@ def test_unresolvable_tilt_is_an_error_not_a_wrong_value():
     p, q = noisy_gd_process(_quadratic_grad(DATA), **kw), noisy_gd_process(_quadratic_grad(DATA_PRIME), **kw)
     with pytest.raises(ParameterError, match="alpha"):
         grid_renyi(p, q, 50)
+
+
+@pytest.mark.parametrize("R", [None, 1.0])
+@pytest.mark.parametrize("alpha", [1.5, 4, 12])
+def test_both_orders_from_one_pair_of_laws_match_two_separate_grids(R, alpha):
+    """grid_renyi_both shares one window and one pair of laws between the orders: each order agrees with its own
+    grid_renyi within both intervals (asymmetric pair: logistic losses with different shared records)."""
+    kw = dict(eta=0.3, sigma=0.5, K=8, R=R, start_mean=0.1, start_sd=0.2)
+    p, q = (noisy_gd_process(_logistic_ridge_grad(d), **kw) for d in ([2, 0.5, -1, 2], [-2, 0.5, -1, 1]))
+    for both, single in zip(grid_renyi_both(p, q, alpha), (grid_renyi(p, q, alpha), grid_renyi(q, p, alpha)),
+                            strict=True):
+        assert max(both.lower, single.lower) <= min(both.upper, single.upper)
+        assert both.value == pytest.approx(single.value, rel=1e-6)

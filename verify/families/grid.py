@@ -11,13 +11,13 @@ import sympy as sp
 from verify.model import Assumption, Family, Parameter, Quantity
 from verify.results import Truth
 from verify.symbols import K, L, R, S, alpha, center, eta, lam, n, sigma, start_var, t, x, xo
-from verify.truth.grid1d import grid_expectation, grid_renyi, noisy_gd_process, pnsgd_process
+from verify.truth.grid1d import grid_expectation, grid_renyi_both, noisy_gd_process, pnsgd_process
 
 _R, _RISK = Quantity.RENYI, Quantity.EXCESS_RISK
 
 
 def _both_orders(p, p_prime, alpha: float, what: str) -> Truth:
-    return Truth.larger(grid_renyi(p, p_prime, alpha), grid_renyi(p_prime, p, alpha), f"{what}, both orders")
+    return Truth.larger(*grid_renyi_both(p, p_prime, alpha), f"{what}, both orders")
 
 
 def _quadratic_means(S, lam, n, center):

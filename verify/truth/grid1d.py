@@ -322,8 +322,9 @@ def _law(proc: Process, grid: _Grid) -> np.ndarray:
     return state
 
 
-def _moment_window(procs: Sequence[Process], alpha: float | None) -> tuple[float, float]:
-    """Initial window: mean +- _COVER sd of every iterate (linearised moments), and of the Rényi tilt centres."""
+def _moment_window(procs: Sequence[Process], alpha: float | None, both: bool = False) -> tuple[float, float]:
+    """Initial window: mean +- _COVER sd of every iterate (linearised moments), and of the Rényi tilt centres (of
+    both orders of the pair if `both`)."""
     tracks = []
     for p in procs:
         m, v, track = p.start_mean, p.start_sd**2, [(p.start_mean, p.start_sd)]
@@ -339,8 +340,9 @@ def _moment_window(procs: Sequence[Process], alpha: float | None) -> tuple[float
     spans = [(m - _COVER * s, m + _COVER * s) for tr in tracks for m, s in tr]
     if alpha is not None:
         for (m1, s1), (m2, s2) in zip(tracks[0], tracks[1], strict=False):
-            c, s = alpha * m1 + (1 - alpha) * m2, max(s1, s2)
-            spans.append((c - _COVER * s, c + _COVER * s))
+            s = max(s1, s2)
+            centres = (alpha * m1 + (1 - alpha) * m2,) + ((alpha * m2 + (1 - alpha) * m1,) if both else ())
+            spans.extend((c - _COVER * s, c + _COVER * s) for c in centres)
     return min(a for a, _ in spans), max(b for _, b in spans)
 
 
@@ -385,21 +387,24 @@ def _renyi_value(w1: np.ndarray, w2: np.ndarray, alpha: float, n_cells: int) -> 
     return float(np.logaddexp(0.0, log_j)) / (alpha - 1)
 
 
-def _edges_ok(grid: _Grid, laws: Sequence[np.ndarray], alpha: float | None, s: float) -> tuple[bool, bool]:
-    """Whether the lower / upper window edge (4 noise sds) carries negligible mass and Rényi tilt."""
+def _edges_ok(grid: _Grid, laws: Sequence[np.ndarray], alpha: float | None, s: float,
+              both: bool = False) -> tuple[bool, bool]:
+    """Whether the lower / upper window edge (4 noise sds) carries negligible mass and Rényi tilt (of both orders of
+    the pair if `both`)."""
     k = min(grid.n, math.ceil(4 * s / grid.h))
+    pairs = [] if alpha is None else [(laws[0], laws[1])] + ([(laws[1], laws[0])] if both else [])
     sides = []
     for sl in (slice(0, k), slice(grid.n - k, grid.n)):
         ok = all(float(np.sum(w[sl])) <= _EDGE_MASS for w in laws)
-        if alpha is not None:
-            t, _ = _log_terms(laws[0], laws[1], alpha)
+        for w1, w2 in pairs:
+            t, _ = _log_terms(w1, w2, alpha)
             ok = ok and float(logsumexp(t[sl])) <= float(logsumexp(t)) + _NEGLIGIBLE_LOG
         sides.append(ok)
     return sides[0], sides[1]
 
 
-def _grids(procs: Sequence[Process], alpha: float | None,
-           h: float | None) -> tuple[_Grid, list[np.ndarray], _Grid]:
+def _grids(procs: Sequence[Process], alpha: float | None, h: float | None,
+           both: bool = False) -> tuple[_Grid, list[np.ndarray], _Grid]:
     """The coarse grid (window widened until its edges are negligible), the laws on it, and its h/2 refinement."""
     R = procs[0].R
     if any(p.R != R for p in procs):
@@ -412,11 +417,11 @@ def _grids(procs: Sequence[Process], alpha: float | None,
     if R is not None:
         grid = _Grid.make(-R, R, h, R)
         return grid, [_law(p, grid) for p in procs], _Grid.make(-R, R, h / 2, R)
-    lo, hi = _moment_window(procs, alpha)
+    lo, hi = _moment_window(procs, alpha, both)
     for _ in range(8):
         grid = _Grid.make(lo, hi, h, None)
         laws = [_law(p, grid) for p in procs]
-        low_ok, high_ok = _edges_ok(grid, laws, alpha, s)
+        low_ok, high_ok = _edges_ok(grid, laws, alpha, s, both)
         if low_ok and high_ok:
             return grid, laws, _Grid.make(lo, hi, h / 2, None)
         width = hi - lo
@@ -446,17 +451,33 @@ def grid_renyi(p: Process, p_prime: Process, alpha: float, h: float | None = Non
         raise ParameterError(f"Rényi order alpha must be a finite number > 1, got {alpha}")
     _check_safety(safety)
     with np.errstate(all="ignore"):  # an overflowing drift is caught as a non-finite value, not printed
-        return _grid_renyi(p, p_prime, alpha, h, safety)
+        return _grid_renyi(p, p_prime, alpha, h, safety)[0]
 
 
-def _grid_renyi(p: Process, p_prime: Process, alpha: float, h: float | None, safety: float) -> Truth:
-    coarse, laws, fine = _grids([p, p_prime], alpha, h)
-    values = [_renyi_value(*laws, alpha, coarse.n),
-              _renyi_value(_law(p, fine), _law(p_prime, fine), alpha, fine.n)]
+def _grid_renyi(p: Process, p_prime: Process, alpha: float, h: float | None, safety: float,
+                both: bool = False) -> tuple[Truth, ...]:
+    coarse, laws, fine = _grids([p, p_prime], alpha, h, both)
+    fine_laws = [_law(p, fine), _law(p_prime, fine)]
     kind = f"R = {fine.R:g}, two atoms" if fine.R is not None else "unconstrained"
     detail = (f"1-D transfer matrix, {kind}, window [{fine.lo:.4g}, {fine.lo + fine.n * fine.h:.4g}], "
               f"{fine.n} cells at h/2 = {fine.h:.3g}")
-    return _truth(values[0], values[1], safety, f"R_alpha, alpha={alpha:g}: {detail}")
+    out = []
+    for first, second in ((0, 1), (1, 0))[:2 if both else 1]:
+        values = [_renyi_value(laws[first], laws[second], alpha, coarse.n),
+                  _renyi_value(fine_laws[first], fine_laws[second], alpha, fine.n)]
+        out.append(_truth(values[0], values[1], safety, f"R_alpha, alpha={alpha:g}: {detail}"))
+    return tuple(out)
+
+
+def grid_renyi_both(p: Process, p_prime: Process, alpha: float, h: float | None = None,
+                    safety: float = 4.0) -> tuple[Truth, Truth]:
+    """(R_alpha(p || p_prime), R_alpha(p_prime || p)) as `grid_renyi` gives them, from one pair of laws on a window
+    that covers the Rényi tilts of both orders."""
+    if math.isnan(alpha) or not 1 < alpha < math.inf:
+        raise ParameterError(f"Rényi order alpha must be a finite number > 1, got {alpha}")
+    _check_safety(safety)
+    with np.errstate(all="ignore"):  # an overflowing drift is caught as a non-finite value, not printed
+        return _grid_renyi(p, p_prime, alpha, h, safety, both=True)
 
 
 def grid_expectation(p: Process, f: Callable[[np.ndarray], np.ndarray], h: float | None = None,

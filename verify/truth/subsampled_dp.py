@@ -15,6 +15,13 @@ from verify.truth.numbers import NotEnclosable, enclose_decreasing_root, num, to
 
 def sgm_delta(eps, q, sigma) -> mpmath.mpf:
     """max over both orders of sup_S P(S) - e^eps Q(S), in the active number system."""
+    (d_pq, _), (d_qp, _) = _orders(eps, q, sigma)
+    return num().maximum(d_pq, d_qp, num().mpf(0))
+
+
+def _orders(eps, q, sigma) -> tuple[tuple, tuple]:
+    """(delta, d delta / d eps) of each order, P || Q and Q || P; the slope is -e^eps times the mass of the optimal
+    set under the second law (envelope theorem)."""
     N = num()
     eps, q, s = N.mpf(eps), N.mpf(q), N.mpf(sigma)
     e = N.exp(eps)
@@ -23,16 +30,18 @@ def sgm_delta(eps, q, sigma) -> mpmath.mpf:
     above = _decided(e - (1 - q), "e^eps - (1 - q)")
     if above > 0:
         x_hi = s**2 * N.log((e - (1 - q)) / q) + half
-        d_pq = (1 - q) * N.ncdf(-x_hi / s) + q * N.ncdf(-(x_hi - 1) / s) - e * N.ncdf(-x_hi / s)
+        q_mass = N.ncdf(-x_hi / s)
+        pq = ((1 - q) * q_mass + q * N.ncdf(-(x_hi - 1) / s) - e * q_mass, -e * q_mass)
     else:
-        d_pq = 1 - e  # every x has loss > eps
+        pq = (1 - e, -e)  # every x has loss > eps
     # Q || P: the set {log Q/P > eps} = {x < x_lo}, non-empty only when e^-eps > 1 - q
     if _decided(1 / e - (1 - q), "e^-eps - (1 - q)") > 0:
         x_lo = s**2 * N.log((1 / e - (1 - q)) / q) + half
-        d_qp = N.ncdf(x_lo / s) - e * ((1 - q) * N.ncdf(x_lo / s) + q * N.ncdf((x_lo - 1) / s))
+        p_mass = (1 - q) * N.ncdf(x_lo / s) + q * N.ncdf((x_lo - 1) / s)
+        qp = (N.ncdf(x_lo / s) - e * p_mass, -e * p_mass)
     else:
-        d_qp = N.mpf(0)
-    return N.maximum(d_pq, d_qp, N.mpf(0))
+        qp = (N.mpf(0), N.mpf(0))
+    return pq, qp
 
 
 def _decided(x, what: str) -> int:
@@ -58,12 +67,25 @@ def sgm_dp_epsilon(delta, q, sigma) -> mpmath.mpf:
     lo, hi = mpmath.mpf(0), mpmath.mpf(1)
     while sgm_delta(hi, q, sigma) > delta:
         lo, hi = hi, 2 * hi
-    for _ in range(200):  # delta(eps) is non-increasing
-        mid = (lo + hi) / 2
-        if sgm_delta(mid, q, sigma) > delta:
-            lo = mid
+    # Newton steps on log delta(eps) - log delta (delta is non-increasing; its slope is that of the larger order),
+    # kept inside the bracket [lo, hi] by bisection; once they settle, a probe just past the root closes the bracket
+    # to 2^-64 relative: far below the float rounding of the result
+    x, log_target, tol = (lo + hi) / 2, mpmath.log(delta), mpmath.mpf(2) ** -64
+    for _ in range(400):
+        (d_pq, s_pq), (d_qp, s_qp) = _orders(x, q, sigma)
+        d, slope = max((d_pq, s_pq), (d_qp, s_qp))
+        if d <= delta:
+            hi = x
         else:
-            hi = mid
-        if hi - lo <= mpmath.mpf(2) ** -64 * max(1, hi):  # far below the float rounding of the result
+            lo = x
+        if hi - lo <= tol * max(1, hi):
             break
+        step = x - (mpmath.log(d) - log_target) * d / slope if d > 0 and slope < 0 else None
+        if step is None or not lo < step < hi:
+            x = (lo + hi) / 2
+        elif abs(step - x) <= tol * max(1, abs(x)):
+            nudge = tol * max(1, abs(step)) / 2
+            x = min(step + nudge, (x + hi) / 2) if d > delta else max(step - nudge, (lo + x) / 2)
+        else:
+            x = step
     return hi
