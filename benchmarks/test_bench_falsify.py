@@ -21,6 +21,7 @@ def test_time_to_counterexample(benchmark, name):
     assert found is not None
     benchmark.extra_info["examples"] = found.examples
     benchmark.extra_info["params"] = found.params
+    assert benchmark.stats.stats.median < 1.0  # issue 10: the first counterexample in under a second
 
 
 def test_clean_search_200_examples(benchmark):
