@@ -271,43 +271,6 @@ def _first_step(proc: Process, grid: _Grid) -> np.ndarray:
     return state
 
 
-_KERNELS: OrderedDict[tuple, sparse.csc_array] = OrderedDict()
-
-
-def _shared_kernel(grid: _Grid, T: Drift, key: Hashable, s: float) -> sparse.csc_array:
-    """The transfer matrix of drift `key` on `grid`, built once and kept while the cache has room."""
-    full = (key, s, grid)
-    kernel = _KERNELS.get(full)
-    if kernel is not None:
-        _KERNELS.move_to_end(full)
-        return kernel
-    kernel = _kernel(grid, grid.points, T, s)
-    if kernel.nnz <= _KERNEL_CACHE_NNZ:
-        _KERNELS[full] = kernel
-        while sum(k.nnz for k in _KERNELS.values()) > _KERNEL_CACHE_NNZ:
-            _KERNELS.popitem(last=False)
-    return kernel
-
-
-_FIRST_STEPS: OrderedDict[tuple, np.ndarray] = OrderedDict()
-_FIRST_STEP_CACHE = 256  # states after the first step kept (each at most _MAX_CELLS + 2 floats)
-
-
-def _first_step(proc: Process, grid: _Grid) -> np.ndarray:
-    """The state after step 1 (start law through the first transfer), shared where the first drift has a key."""
-    key = None if proc.keys is None else (proc.keys[0], proc.noise_sd, proc.start_mean, proc.start_sd, grid)
-    state = _FIRST_STEPS.get(key) if key is not None else None
-    if state is None:
-        src, w = _start(proc, grid)
-        state = _kernel(grid, src, proc.drifts[0], proc.noise_sd) @ w
-        if key is not None:
-            state.setflags(write=False)  # shared: never updated in place
-            _FIRST_STEPS[key] = state
-            if len(_FIRST_STEPS) > _FIRST_STEP_CACHE:
-                _FIRST_STEPS.popitem(last=False)
-    return state
-
-
 def _law(proc: Process, grid: _Grid) -> np.ndarray:
     """State vector (cell masses, then the atoms at -R, +R if projected) of theta_K."""
     state = _first_step(proc, grid)
