@@ -35,8 +35,9 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Throughput benchmarks (pytest-benchmark); never part of the test suite's pass/fail."""
-    session.install("-e", ".[test]")
+    """Benchmarks (pytest-benchmark), never part of the test suite's pass/fail: the whole catalog's run and report
+    (wall time, memory, output sizes), time to a first counterexample, SGM RDP against dp_accounting, kernels."""
+    session.install("-e", ".[test,report]")
     session.run("pytest", "benchmarks", "--benchmark-enable", "--benchmark-only", *session.posargs)
 
 
