@@ -17,7 +17,7 @@ from verify.runner import family_groups, run
 POINT = {"alpha": 2.0, "sigma": 1.0, "eta": 0.1, "n": 10.0, "K": 5.0, "S": 1.0, "lam": 1.0, "start_var": 0.0}
 
 
-def _counting(monkeypatch):
+def _counting():
     fam = family("noisy_gd_quadratic")
     calls = []
     original = fam.truths[Quantity.RENYI]
@@ -30,8 +30,8 @@ def _counting(monkeypatch):
     return counting, calls
 
 
-def test_a_truth_is_computed_once_inside_a_run_and_every_time_outside(monkeypatch):
-    fam, calls = _counting(monkeypatch)
+def test_a_truth_is_computed_once_inside_a_run_and_every_time_outside():
+    fam, calls = _counting()
     with shared_truths():
         first = truth_of(fam, Quantity.RENYI, POINT)
         assert truth_of(fam, Quantity.RENYI, dict(reversed(list(POINT.items())))) is first
