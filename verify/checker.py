@@ -92,11 +92,13 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
             values[name] = _real(evaluate(expr, values), name, theorem)
     family_params = fam.validate(theorem.quantity, {k: v for k, v in values.items()
                                                     if k in fam.parameter_names(theorem.quantity)})
-    early = set()
+    settled = set()  # checked before the bindings, on symbols no binding changes: not checked again below
     for a in theorem.assumptions:  # those decidable before the bindings: a bind is evaluated only where they hold
-        if all(s.name in values for s in a.condition.free_symbols):
+        names = {s.name for s in a.condition.free_symbols}
+        if names <= values.keys():
             a.check(theorem.id, values)
-            early.add(a.name)
+            if not names & app.bind.keys():
+                settled.add(a.name)
     for name, target in app.bind.items():
         if isinstance(target, FromFamily):
             needed = {k: v for k, v in values.items() if k in fam.parameter_names(target.quantity)}
@@ -108,14 +110,8 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
             values[name] = truth.value
         else:
             values[name] = _real(evaluate(target, values), name, theorem)
-    theorem.check_assumptions(values, frozenset(name for name in early if _unbound(theorem, name, app)))
+    theorem.check_assumptions(values, frozenset(settled))
     return family_params, values
-
-
-def _unbound(theorem: Theorem, assumption: str, app: Application) -> bool:
-    """Whether an assumption's symbols are all untouched by the bindings (so its early check still stands)."""
-    a = next(a for a in theorem.assumptions if a.name == assumption)
-    return not any(s.name in app.bind for s in a.condition.free_symbols)
 
 
 def _bound(theorem: Theorem, values: Mapping[str, float]) -> mpmath.mpf:

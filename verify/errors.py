@@ -3,6 +3,7 @@ or limit. Every error verify raises on purpose derives from `VerifyError`; `exit
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 
@@ -29,6 +30,12 @@ class AssumptionError(VerifyError, ValueError):
         if why:
             text += f": {why}"
         super().__init__(text)
+
+
+def check_renyi_order(alpha: float) -> None:
+    """A ParameterError unless the Rényi order alpha is a finite number > 1."""
+    if math.isnan(alpha) or not 1 < alpha < math.inf:
+        raise ParameterError(f"Rényi order alpha must be a finite number > 1, got {alpha}")
 
 
 class UnknownIdError(VerifyError, KeyError):

@@ -17,6 +17,9 @@ class Verdict(str, Enum):
     INCONCLUSIVE = "INCONCLUSIVE"
 
 
+EXACT_REL = 1e-15  # the relative pad of an exact truth's interval: rounding to float
+
+
 class Method(str, Enum):
     """How a ground truth was obtained."""
 
@@ -53,7 +56,8 @@ class Truth:
         return (Truth, (self.value, self.lower, self.upper, self.method, self.detail, self.confidence, self.ess))
 
     @classmethod
-    def exact(cls, value: float, detail: str, rel: float = 1e-15, enclose: Callable[[int], Any] | None = None) -> Truth:
+    def exact(cls, value: float, detail: str, rel: float = EXACT_REL,
+              enclose: Callable[[int], Any] | None = None) -> Truth:
         """An exact value computed in high precision; `rel` covers rounding to float."""
         value = float(value)
         pad = abs(value) * rel if math.isfinite(value) else 0.0  # +inf: beyond float range, still exact

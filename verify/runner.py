@@ -216,7 +216,8 @@ def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], N
     jobs = [(t, i) for t in theorems for i in range(len(t.applications))]
     backend = str(backend or os.environ.get(ENV_VAR) or "numpy")
     with use_backend(backend):
-        pool = fork_executor(workers, len(family_groups(jobs)), backend)
+        groups = family_groups(jobs, falsify)
+        pool = fork_executor(workers, len(groups), backend)
         if pool is None:
             results = []
             with shared_truths():
@@ -225,14 +226,15 @@ def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], N
                         progress(t, i, len(theorems))
                     results.extend(check_entry(t, app, falsify, int(seed)) for app in t.applications)
         else:
-            results = _run_parallel(pool, jobs, progress, falsify, int(seed))
+            results = _run_parallel(pool, jobs, groups, progress, falsify, int(seed))
     return RunResult(tuple(theorems), tuple(results), time.perf_counter() - start, int(seed), backend,
                      tuple(selectors), started)
 
 
-def family_groups(jobs: Sequence[tuple[Theorem, int]]) -> list[list[int]]:
+def family_groups(jobs: Sequence[tuple[Theorem, int]], falsify: int = FALSIFY_EXAMPLES) -> list[list[int]]:
     """Indices of `jobs` grouped by family (a group runs in one process and shares its truths), costliest first
-    (longest-processing-time order balances the workers): cost ~ grid points, times 10 on expensive families."""
+    (longest-processing-time order balances the workers): cost ~ grid points plus `falsify` falsifier examples,
+    times 10 on expensive families."""
     groups: dict[str, list[int]] = {}
     for k, (t, i) in enumerate(jobs):
         groups.setdefault(t.applications[i].family, []).append(k)
@@ -240,7 +242,7 @@ def family_groups(jobs: Sequence[tuple[Theorem, int]]) -> list[list[int]]:
     def cost(group: list[int]) -> float:
         apps = [jobs[k][0].applications[jobs[k][1]] for k in group]
         weight = 10.0 if get_family(apps[0].family).expensive else 1.0
-        return weight * sum(math.prod(len(v) for v in app.grid.values()) + FALSIFY_EXAMPLES for app in apps)
+        return weight * sum(math.prod(len(v) for v in app.grid.values()) + falsify for app in apps)
 
     return sorted(groups.values(), key=cost, reverse=True)
 
@@ -250,8 +252,9 @@ def _check_group(keys: list[tuple[str, int]], falsify: int, seed: int) -> list[A
         return [check_entry(_JOBS[tid], _JOBS[tid].applications[i], falsify, seed) for tid, i in keys]
 
 
-def _run_parallel(pool: Executor, jobs: list[tuple[Theorem, int]], progress: Callable[[Theorem, int, int], None] | None,
-                  falsify: int, seed: int) -> list[ApplicationResult]:
+def _run_parallel(pool: Executor, jobs: list[tuple[Theorem, int]], groups: list[list[int]],
+                  progress: Callable[[Theorem, int, int], None] | None, falsify: int,
+                  seed: int) -> list[ApplicationResult]:
     _JOBS.clear()
     _JOBS.update((t.id, t) for t, _ in jobs)
     out: list[ApplicationResult | None] = [None] * len(jobs)
@@ -259,7 +262,7 @@ def _run_parallel(pool: Executor, jobs: list[tuple[Theorem, int]], progress: Cal
     try:
         with pool:
             futures = {pool.submit(_check_group, [(jobs[k][0].id, jobs[k][1]) for k in group], falsify, seed): group
-                       for group in family_groups(jobs)}
+                       for group in groups}
             try:
                 for future in as_completed(futures):
                     for k, result in zip(futures[future], future.result(), strict=True):

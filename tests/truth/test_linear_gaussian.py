@@ -154,11 +154,10 @@ def test_bad_input_names_the_problem():
 
 
 def test_weight_decay_prox_composes_as_a_linear_map():
-    """then(M): M (A theta + b + xi), applied at full precision: a weight-decay prox T(z) = tau z with tau = 1/1.2
-    (not a float) gives the closed form of the seed-003 instance G1, R = alpha delta^2 / (2 s^2) with
-    delta <- tau (a delta + Delta), s^2 <- tau^2 (a^2 s^2 + v)."""
+    """then(M): M (A theta + b + xi), applied at 50 digits (not multiplied into the float entries): a weight-decay
+    prox T(z) = tau z, tau = fl(1/1.2), gives the seed-003 instance G1's recursion, R = alpha delta^2 / (2 s^2)
+    with delta <- tau (a delta + Delta), s^2 <- tau^2 (a^2 s^2 + v)."""
     a, Delta, v, K, alpha = 0.95, 0.3, 0.2, 9, 3.0
-    tau = mpmath.mpf(1) / mpmath.mpf("1.2")
     step = AffineStep.make([[a]], [Delta], [[v]], b_prime=[0.0]).then([[1 / 1.2]])
     with mpmath.workdps(50):
         engine = renyi_linear_gaussian(LinearGaussianPair.make([step] * K), alpha)

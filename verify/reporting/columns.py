@@ -19,11 +19,10 @@ from typing import Any
 
 from verify.checker import SkippedPoint
 from verify.errors import ParameterError
-from verify.results import PointResult, Truth
+from verify.results import EXACT_REL, PointResult, Truth
 
 SCHEMA_MAJOR = "3"
 SAME_AS_PARAMS = "=params"  # a theorem_values column equal to the params column of the same name
-_PADS = (1e-15,)  # relative pads of exact truths (Truth.exact's default), written as such instead of both ends
 
 
 def _coded(values: Iterable[str | None]) -> dict:
@@ -86,13 +85,11 @@ def point_columns(points: Sequence[PointResult], companion_order: Sequence[str] 
 
 
 def _rel_pad(t: Truth) -> float | None:
-    """The relative pad r of an interval written value -+ |value| r (Truth.exact), where that reproduces both ends
-    bit for bit (the reader recomputes them); None otherwise."""
-    for rel in _PADS:
-        pad = abs(t.value) * rel
-        if t.lower == t.value - pad and t.upper == t.value + pad and math.isfinite(pad):
-            return rel
-    return None
+    """EXACT_REL where the interval is value -+ |value| EXACT_REL (Truth.exact) bit for bit, so that the reader can
+    recompute both ends; None otherwise."""
+    pad = abs(t.value) * EXACT_REL
+    exact = math.isfinite(pad) and t.lower == t.value - pad and t.upper == t.value + pad
+    return EXACT_REL if exact else None
 
 
 def _nullable(column: list) -> list | None:

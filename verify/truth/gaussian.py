@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from verify.errors import ParameterError
-from verify.truth.numbers import NotEnclosable, enclose_decreasing_root, num, to_mpf
+from verify.truth.numbers import NotEnclosable, decreasing_root, enclose_decreasing_root, num, to_mpf
 
 
 def _check_alpha(alpha: float) -> None:
@@ -77,31 +77,7 @@ def gaussian_dp_epsilon(delta, mu) -> mpmath.mpf:
     delta, mu = mpmath.mpf(delta), abs(mpmath.mpf(mu))
     if not 0 < delta < 1:
         raise ParameterError(f"delta must lie in (0, 1), got {float(delta)}")
-    if gaussian_delta(0, mu) <= delta:
+    if mu == 0:  # identical laws
         return mpmath.mpf(0)
-    hi = mpmath.mpf(1)
-    while gaussian_delta(hi, mu) > delta:
-        hi *= 2
-    lo, x = mpmath.mpf(0), hi / 2
-    tol = mpmath.mpf(2) ** max(8 - mpmath.mp.prec, -96)  # 29 digits: far below the float the truth reports
-    log_target = mpmath.log(delta)
-    # Newton steps on log delta(eps) - log delta (delta decreases with d delta/d eps = -e^eps Phi(-mu/2 - eps/mu);
-    # in log space the steps converge in a few iterations even where delta is tiny), falling back to bisection
-    # whenever a step leaves the bracket [lo, hi].
-    for _ in range(4 * mpmath.mp.prec):
-        d = gaussian_delta(x, mu)
-        if d <= 0:  # below the working precision: the root lies to the left
-            hi, x = x, (lo + x) / 2
-            continue
-        f = mpmath.log(d) - log_target
-        if f > 0:
-            lo = x
-        else:
-            hi = x
-        slope = -mpmath.exp(x) * mpmath.ncdf(-mu / 2 - x / mu) / d
-        step = x - f / slope if slope != 0 else lo
-        x_new = step if lo < step < hi else (lo + hi) / 2
-        if abs(x_new - x) <= tol * max(1, abs(x)) or hi - lo <= tol * max(1, hi):
-            return x_new
-        x = x_new
-    raise ArithmeticError(f"eps(delta) did not converge for delta={float(delta)}, mu={float(mu)}")
+    # d delta / d eps = -e^eps Phi(-mu/2 - eps/mu)
+    return decreasing_root(lambda e: (gaussian_delta(e, mu), -mpmath.exp(e) * mpmath.ncdf(-mu / 2 - e / mu)), delta)

@@ -29,7 +29,7 @@ import numpy as np
 from scipy import sparse
 from scipy.special import logsumexp, ndtr
 
-from verify.errors import ParameterError
+from verify.errors import ParameterError, check_renyi_order
 from verify.limits import require_memory
 from verify.results import Method, Truth
 from verify.truth.mixture_quad import log_excess_terms
@@ -410,25 +410,25 @@ def grid_renyi(p: Process, p_prime: Process, alpha: float, h: float | None = Non
     Default h: s/4 unconstrained (spectrally accurate for smooth drifts), min(s/10, R/20) projected (second
     order); s = per-step noise sd. Value at h/2, error |v(h) - v(h/2)|, interval value +- safety x error.
     """
-    if math.isnan(alpha) or not 1 < alpha < math.inf:
-        raise ParameterError(f"Rényi order alpha must be a finite number > 1, got {alpha}")
-    _check_safety(safety)
-    with np.errstate(all="ignore"):  # an overflowing drift is caught as a non-finite value, not printed
-        return _grid_renyi(p, p_prime, alpha, h, safety)[0]
+    return _grid_renyi(p, p_prime, alpha, h, safety, both=False)[0]
 
 
 def _grid_renyi(p: Process, p_prime: Process, alpha: float, h: float | None, safety: float,
-                both: bool = False) -> tuple[Truth, ...]:
-    coarse, laws, fine = _grids([p, p_prime], alpha, h, both)
-    fine_laws = [_law(p, fine), _law(p_prime, fine)]
-    kind = f"R = {fine.R:g}, two atoms" if fine.R is not None else "unconstrained"
-    detail = (f"1-D transfer matrix, {kind}, window [{fine.lo:.4g}, {fine.lo + fine.n * fine.h:.4g}], "
-              f"{fine.n} cells at h/2 = {fine.h:.3g}")
-    out = []
-    for first, second in ((0, 1), (1, 0))[:2 if both else 1]:
-        values = [_renyi_value(laws[first], laws[second], alpha, coarse.n),
-                  _renyi_value(fine_laws[first], fine_laws[second], alpha, fine.n)]
-        out.append(_truth(values[0], values[1], safety, f"R_alpha, alpha={alpha:g}: {detail}"))
+                both: bool) -> tuple[Truth, ...]:
+    """R_alpha(p || p_prime), and R_alpha(p_prime || p) if `both`, from one pair of laws."""
+    check_renyi_order(alpha)
+    _check_safety(safety)
+    with np.errstate(all="ignore"):  # an overflowing drift is caught as a non-finite value, not printed
+        coarse, laws, fine = _grids([p, p_prime], alpha, h, both)
+        fine_laws = [_law(p, fine), _law(p_prime, fine)]
+        kind = f"R = {fine.R:g}, two atoms" if fine.R is not None else "unconstrained"
+        detail = (f"1-D transfer matrix, {kind}, window [{fine.lo:.4g}, {fine.lo + fine.n * fine.h:.4g}], "
+                  f"{fine.n} cells at h/2 = {fine.h:.3g}")
+        out = []
+        for first, second in ((0, 1), (1, 0))[:2 if both else 1]:
+            values = [_renyi_value(laws[first], laws[second], alpha, coarse.n),
+                      _renyi_value(fine_laws[first], fine_laws[second], alpha, fine.n)]
+            out.append(_truth(values[0], values[1], safety, f"R_alpha, alpha={alpha:g}: {detail}"))
     return tuple(out)
 
 
@@ -436,11 +436,7 @@ def grid_renyi_both(p: Process, p_prime: Process, alpha: float, h: float | None 
                     safety: float = 4.0) -> tuple[Truth, Truth]:
     """(R_alpha(p || p_prime), R_alpha(p_prime || p)) as `grid_renyi` gives them, from one pair of laws on a window
     that covers the Rényi tilts of both orders."""
-    if math.isnan(alpha) or not 1 < alpha < math.inf:
-        raise ParameterError(f"Rényi order alpha must be a finite number > 1, got {alpha}")
-    _check_safety(safety)
-    with np.errstate(all="ignore"):  # an overflowing drift is caught as a non-finite value, not printed
-        return _grid_renyi(p, p_prime, alpha, h, safety, both=True)
+    return _grid_renyi(p, p_prime, alpha, h, safety, both=True)
 
 
 def grid_expectation(p: Process, f: Callable[[np.ndarray], np.ndarray], h: float | None = None,

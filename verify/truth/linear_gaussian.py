@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 import mpmath
 
-from verify.errors import ParameterError
+from verify.errors import ParameterError, check_renyi_order
 from verify.results import Truth
 from verify.truth.numbers import Enclosure, NotEnclosable, arb_numbers, num
 
@@ -201,16 +201,11 @@ def _release(la: _Linalg, release: Sequence[Sequence[float]] | None, d: int):
     return la.matrix(P)
 
 
-def _check_alpha(alpha: float) -> None:
-    if not (isinstance(alpha, (int, float)) and math.isfinite(alpha) and alpha > 1):
-        raise ParameterError(f"Rényi order alpha must be a finite number > 1, got {alpha}")
-
-
 def renyi_linear_gaussian(pair: LinearGaussianPair, alpha: float,
                           release: Sequence[Sequence[float]] | None = None):
     """R_alpha of the released last iterate P theta_K (P = `release`, default the whole state), both orders (equal
     covariances make them equal), in the active number system."""
-    _check_alpha(alpha)
+    check_renyi_order(alpha)
     la = _Linalg()
     gap, S, _ = _propagate(pair, la)
     P = _release(la, release, pair.dim)
@@ -221,7 +216,7 @@ def renyi_linear_gaussian(pair: LinearGaussianPair, alpha: float,
 
 def renyi_trajectory(pair: LinearGaussianPair, alpha: float, release: Sequence[Sequence[float]] | None = None):
     """R_alpha of the released trajectory (P theta_1, ..., P theta_K) as one joint Gaussian, both orders."""
-    _check_alpha(alpha)
+    check_renyi_order(alpha)
     la = _Linalg()
     _, _, track = _propagate(pair, la, keep=True)
     P = _release(la, release, pair.dim)

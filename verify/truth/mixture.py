@@ -21,7 +21,7 @@ from flint import arb, ctx
 from numpy.typing import ArrayLike
 from scipy.special import logsumexp
 
-from verify.errors import ParameterError
+from verify.errors import ParameterError, check_renyi_order
 from verify.limits import require_memory
 from verify.results import Method, Truth
 from verify.truth.numbers import Enclosure
@@ -74,11 +74,6 @@ class _Mixture:
         w, m, s = (np.asarray(a, dtype=float)[:, None] for a in (self.weights, self.means, self.sds))
         comp = np.log(w) - (z[None, :] - m) ** 2 / (2 * s**2) - np.log(s) - 0.5 * math.log(2 * math.pi)
         return logsumexp(comp, axis=0)
-
-
-def _check_alpha(alpha: float) -> None:
-    if math.isnan(alpha) or not 1 < alpha < math.inf:
-        raise ParameterError(f"Rényi order alpha must be a finite number > 1, got {alpha}")
 
 
 def _check_dps(dps: int) -> None:
@@ -161,7 +156,7 @@ def renyi_mixture_1d(weights_p: ArrayLike, means_p: ArrayLike, sds_p: ArrayLike,
 
     The interval is the value +- 10 x the quadrature error estimate (plus float rounding).
     """
-    _check_alpha(alpha)
+    check_renyi_order(alpha)
     _check_dps(dps)
     p = _Mixture.build("P", weights_p, means_p, sds_p)
     q = _Mixture.build("Q", weights_q, means_q, sds_q)
@@ -218,7 +213,7 @@ def sgm_renyi(q: float, sigma: float, alpha: float, direction: Direction = "max"
         raise ParameterError(f"sampling rate q must lie in (0, 1], got {q}")
     if not sigma > 0:
         raise ParameterError(f"noise multiplier sigma must be > 0, got {sigma}")
-    _check_alpha(alpha)
+    check_renyi_order(alpha)
     _check_dps(dps)
     if direction not in ("pq", "qp", "max"):
         raise ParameterError(f"direction must be 'pq', 'qp' or 'max', got {direction!r}")

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from flint import ctx
 
-from verify.errors import ParameterError
+from verify.errors import check_renyi_order
 from verify.limits import require_memory
 from verify.results import Method, Truth
 from verify.truth.excess import log_excess
@@ -85,8 +85,7 @@ def renyi_mixture_quad_both(weights_p: Sequence[float], means_p: Sequence[float]
 
 
 def _renyi_quad(p_mix: tuple, q_mix: tuple, alpha: float, exact_weights, both: bool) -> tuple[Truth, ...]:
-    if not alpha > 1 or not math.isfinite(alpha):
-        raise ParameterError(f"Rényi order alpha must be a finite number > 1, got {alpha}")
+    check_renyi_order(alpha)
     wp, mp, sp_ = _components(*p_mix)
     wq, mq, sq = _components(*q_mix)
     centres = [mp, mq, alpha * mp - (alpha - 1) * mq.mean() + 0 * mp]
@@ -95,20 +94,22 @@ def _renyi_quad(p_mix: tuple, q_mix: tuple, alpha: float, exact_weights, both: b
     centres = np.concatenate(centres)
     width = max(sp_.max(), sq.max())
     lo, hi = float(centres.min() - 40 * width), float(centres.max() + 40 * width)
-    orders = [(p_mix, q_mix, wp, sp_, sq, False)] + ([(q_mix, p_mix, wq, sq, sp_, True)] if both else [])
+    orders = (False, True) if both else (False,)  # reverse: R(Q || P)
 
-    def encloser(first: tuple, second: tuple):
+    def encloser(reverse: bool):
         def enclose(prec: int):
             with ctx.workprec(prec):
-                exact = exact_weights() if exact_weights is not None else (first[0], second[0])
-            p = ([w for w, f in zip(exact[0], first[0], strict=True) if f > 0], *_components(*first)[1:])
-            q = ([w for w, f in zip(exact[1], second[0], strict=True) if f > 0], *_components(*second)[1:])
-            return enclose_renyi_mixture(_as_lists(p), _as_lists(q), alpha, prec, (lo, hi))
+                exact = exact_weights() if exact_weights is not None else (p_mix[0], q_mix[0])
+            p = ([w for w, f in zip(exact[0], p_mix[0], strict=True) if f > 0], mp, sp_)
+            q = ([w for w, f in zip(exact[1], q_mix[0], strict=True) if f > 0], mq, sq)
+            first, second = (q, p) if reverse else (p, q)
+            return enclose_renyi_mixture(_as_lists(first), _as_lists(second), alpha, prec, (lo, hi))
         return enclose
 
-    diverges = [s2.max() ** 2 * alpha <= (alpha - 1) * s1.max() ** 2 for _, _, _, s1, s2, _ in orders]
-    if all(diverges):  # Q's tails too light: the integral diverges
-        return tuple(_infinite(encloser(a, b)) for a, b, *_ in orders)
+    # R(A || B) is infinite where B's widest component is too narrow for A's: alpha s_B^2 <= (alpha - 1) s_A^2
+    diverges = [(sp_ if r else sq).max() ** 2 * alpha <= (alpha - 1) * (sq if r else sp_).max() ** 2 for r in orders]
+    if all(diverges):
+        return tuple(_infinite(encloser(r)) for r in orders)
     panels = max(64, math.ceil((hi - lo) / (0.25 * min(sp_.min(), sq.min()))))
     require_memory(8.0 * panels * _ORDER * (len(wp) + len(wq) + 8), "the mixture quadrature")
     edges = np.linspace(lo, hi, panels + 1)
@@ -119,16 +120,16 @@ def _renyi_quad(p_mix: tuple, q_mix: tuple, alpha: float, exact_weights, both: b
         x = (mid + half * nodes).ravel()
         rules.append((_log_pdf(x, wp, mp, sp_), _log_pdf(x, wq, mq, sq), np.log((half * weights).ravel())))
     out = []
-    for (first, second, *_, reverse), infinite in zip(orders, diverges, strict=True):
+    for reverse, infinite in zip(orders, diverges, strict=True):
         if infinite:
-            out.append(_infinite(encloser(first, second)))
+            out.append(_infinite(encloser(reverse)))
             continue
         logs = []
         for log_p, log_q, log_w in rules:
             log_p, log_q = (log_q, log_p) if reverse else (log_p, log_q)
             log_f, log_size = log_excess_terms(log_p - log_q, alpha, 8 * (np.abs(log_p) + np.abs(log_q) + 1))
             logs.append((log_q + log_f + log_w, log_q + log_size + log_w))
-        out.append(_truth(logs, alpha, lo, hi, panels, encloser(first, second)))
+        out.append(_truth(logs, alpha, lo, hi, panels, encloser(reverse)))
     return tuple(out)
 
 

@@ -158,6 +158,39 @@ def to_mpf(x: Any) -> mpmath.mpf:
     return mpmath.mpf(x)
 
 
+def decreasing_root(f: Callable[[Any], tuple[Any, Any]], target: Any, tol: Any = None) -> mpmath.mpf:
+    """The smallest e >= 0 with delta(e) <= target, for delta non-increasing; f(e) = (delta(e), delta'(e)), mpmath.
+
+    Doubling finds a bracket [lo, hi]; Newton steps on log delta - log target (a few iterations even where delta is
+    tiny) stay inside it, bisection otherwise; once the steps settle, a probe just past the root closes the bracket.
+    Returns hi, the end with delta(hi) <= target, once hi - lo <= tol * max(1, hi) (default 2^-80, far below the
+    float the truths report, or 2^(8 - working precision) where that is coarser)."""
+    tol = mpmath.mpf(2) ** max(-80, 8 - mpmath.mp.prec) if tol is None else tol
+    if f(mpmath.mpf(0))[0] <= target:
+        return mpmath.mpf(0)
+    lo, hi = mpmath.mpf(0), mpmath.mpf(1)
+    while f(hi)[0] > target:
+        lo, hi = hi, 2 * hi
+    x, log_target = (lo + hi) / 2, mpmath.log(target)
+    for _ in range(4 * mpmath.mp.prec + 400):
+        d, slope = f(x)
+        if d <= target:
+            hi = x
+        else:
+            lo = x
+        if hi - lo <= tol * max(1, hi):
+            return hi
+        step = x - (mpmath.log(d) - log_target) * d / slope if d > 0 and slope < 0 else None
+        if step is None or not lo < step < hi:
+            x = (lo + hi) / 2
+        elif abs(step - x) <= tol * max(1, abs(x)):
+            nudge = tol * max(1, abs(step)) / 2
+            x = min(step + nudge, (x + hi) / 2) if d > target else max(step - nudge, (lo + x) / 2)
+        else:
+            x = step
+    raise ArithmeticError(f"no root of delta(eps) = {mpmath.nstr(target, 5)} found in [{lo}, {hi}]")
+
+
 def enclose_decreasing_root(f: Callable[[Any], Any], target: Any, guess: Callable[[], Any]) -> Any:
     """A ball containing the smallest e >= 0 with f(e) <= target, for f non-increasing, evaluated in Arb.
 

@@ -22,7 +22,7 @@ import numpy as np
 from array_api_compat import array_namespace
 
 from verify.backend import ArrayRandom, get_namespace
-from verify.errors import ParameterError
+from verify.errors import ParameterError, check_renyi_order
 from verify.limits import require_memory
 from verify.results import Method, Truth
 
@@ -98,18 +98,13 @@ class GaussianMixture:
         return mu + sd[:, None] * rng.normal((n, self.dim))
 
 
-def _check_alpha(alpha: float) -> None:
-    if math.isnan(alpha) or not 1 < alpha < math.inf:
-        raise ParameterError(f"Rényi order alpha must be a finite number > 1, got {alpha}")
-
-
 def geometric_tilt(p: GaussianMixture, q: GaussianMixture, alpha: float, widen: float = 1.25,
                    defensive: float = 0.05) -> GaussianMixture:
     """Proposal resembling the normalised tilt P^a Q^(1-a): the mixture of pairwise tilts N_i^a N_j^(1-a)
     (Gaussian with precision a/s_i^2 + (1-a)/s_j^2 where positive), each weighted by w_i^a w_j^(1-a) times its
     integral, sds multiplied by `widen` (heavier tails than the target), plus a `defensive` share of Q.
     """
-    _check_alpha(alpha)
+    check_renyi_order(alpha)
     if p.dim != q.dim:
         raise ParameterError(f"P and Q must have one dimension, got {p.dim} and {q.dim}")
     if not (math.isfinite(widen) and widen >= 1):
@@ -159,7 +154,7 @@ def _summarise(lw: Any, alpha: float, confidence: float, detail: str) -> Truth:
 
 
 def _check_run(alpha: float, n: int, confidence: float) -> None:
-    _check_alpha(alpha)
+    check_renyi_order(alpha)
     if isinstance(n, bool) or int(n) != n or n < 2:
         raise ParameterError(f"sample count n must be an integer >= 2, got {n}")
     if not 0 < confidence < 1:

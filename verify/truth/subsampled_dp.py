@@ -10,7 +10,7 @@ from __future__ import annotations
 import mpmath
 
 from verify.errors import ParameterError
-from verify.truth.numbers import NotEnclosable, enclose_decreasing_root, num, to_mpf
+from verify.truth.numbers import NotEnclosable, decreasing_root, enclose_decreasing_root, num, to_mpf
 
 
 def sgm_delta(eps, q, sigma) -> mpmath.mpf:
@@ -52,8 +52,8 @@ def _decided(x, what: str) -> int:
 
 
 def sgm_dp_epsilon(delta, q, sigma) -> mpmath.mpf:
-    """Smallest eps >= 0 with sgm_delta(eps) <= delta, by bisection to working precision (in Arb numbers: a
-    rigorous bracket around that root, delta(eps) being non-increasing)."""
+    """Smallest eps >= 0 with sgm_delta(eps) <= delta (verify.truth.numbers.decreasing_root, the slope of the larger
+    order; in Arb numbers: a rigorous bracket around that root, delta(eps) being non-increasing)."""
     if num().rigorous:
         return enclose_decreasing_root(lambda e: sgm_delta(e, q, sigma), delta,
                                        lambda: sgm_dp_epsilon(to_mpf(delta), to_mpf(q), to_mpf(sigma)))
@@ -62,30 +62,4 @@ def sgm_dp_epsilon(delta, q, sigma) -> mpmath.mpf:
         raise ParameterError(f"delta must lie in (0, 1), got {float(delta)}")
     if not 0 < q <= 1:
         raise ParameterError(f"sampling rate q must lie in (0, 1], got {float(q)}")
-    if sgm_delta(0, q, sigma) <= delta:
-        return mpmath.mpf(0)
-    lo, hi = mpmath.mpf(0), mpmath.mpf(1)
-    while sgm_delta(hi, q, sigma) > delta:
-        lo, hi = hi, 2 * hi
-    # Newton steps on log delta(eps) - log delta (delta is non-increasing; its slope is that of the larger order),
-    # kept inside the bracket [lo, hi] by bisection; once they settle, a probe just past the root closes the bracket
-    # to 2^-64 relative: far below the float rounding of the result
-    x, log_target, tol = (lo + hi) / 2, mpmath.log(delta), mpmath.mpf(2) ** -64
-    for _ in range(400):
-        (d_pq, s_pq), (d_qp, s_qp) = _orders(x, q, sigma)
-        d, slope = max((d_pq, s_pq), (d_qp, s_qp))
-        if d <= delta:
-            hi = x
-        else:
-            lo = x
-        if hi - lo <= tol * max(1, hi):
-            break
-        step = x - (mpmath.log(d) - log_target) * d / slope if d > 0 and slope < 0 else None
-        if step is None or not lo < step < hi:
-            x = (lo + hi) / 2
-        elif abs(step - x) <= tol * max(1, abs(x)):
-            nudge = tol * max(1, abs(step)) / 2
-            x = min(step + nudge, (x + hi) / 2) if d > delta else max(step - nudge, (lo + x) / 2)
-        else:
-            x = step
-    return hi
+    return decreasing_root(lambda e: max(_orders(e, q, sigma)), delta)
