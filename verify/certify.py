@@ -40,6 +40,7 @@ from verify import symbols as _symbols
 from verify.errors import ParameterError, UnknownIdError, VerifyError
 from verify.model import PRECISION_DPS, evaluate
 from verify.parsing import ALLOWED_CONSTANTS, ALLOWED_FUNCTIONS, PARSER_NAMES, parse_expression
+from verify.recursion import RecursiveBound
 
 try:  # optional dependency: pip install dp-verify[certify]
     from flint import arb, ctx
@@ -319,6 +320,9 @@ def _translate_node(e: sp.Expr) -> Compiled:
             return _unary(_decreasing(arb.rsqrt), _translate(base))
         return _pow(_translate(base), ex, None if ex.is_Number else _translate(ex))
     f = type(e)
+    if isinstance(e, RecursiveBound):
+        parts = [_translate(a) for a in e.args]
+        return lambda env: f.enclose(*(p(env) for p in parts))
     if f in _INCREASING and len(e.args) == 1:
         return _unary(_increasing(_INCREASING[f]), _translate(e.args[0]))
     if f in _DECREASING and len(e.args) == 1:

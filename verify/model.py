@@ -44,6 +44,8 @@ class Quantity(str, Enum):
     AVG_GRAD_SQ = "avg_grad_norm_sq"  # (1/K) sum_k E||grad f(x_k)||^2 (utility, non-convex)
     AVG_EXCESS_RISK = "avg_excess_risk"  # (1/K) sum_k E[f(x_k)] - min f (utility, ergodic)
     SHIFTED_RENYI = "shifted_renyi"  # D_alpha^{(z)}: Rényi divergence after moving the first law by <= z in W_inf
+    GRADIENT_MAP_LIPSCHITZ = "gradient_map_lipschitz"  # Lipschitz constant of F(theta) = theta - eta grad f(theta)
+    PROX_LIPSCHITZ = "prox_lipschitz"  # Lipschitz constant of the proximal map T = Prox_{eta, r}
 
     @property
     def kind(self) -> str:

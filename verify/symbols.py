@@ -58,3 +58,21 @@ xo = sp.Symbol("xo", real=True)  # value of the n - 1 shared records
 # Monte-Carlo truths
 samples = sp.Symbol("samples", integer=True, positive=True)
 seed = sp.Symbol("seed", integer=True, nonnegative=True)
+# hidden-state DP mini-batch block coordinate descent (Chen & Liu, seed 003)
+b = sp.Symbol("b", integer=True, positive=True)  # batch size; m = n/b batches per epoch
+j0 = sp.Symbol("j0", integer=True, nonnegative=True)  # batch holding the differing record (0-based)
+steps = sp.Symbol("steps", integer=True, nonnegative=True)  # global steps run (epoch k, batch j: step k*m + j)
+mu = sp.Symbol("mu", nonnegative=True)  # curvature of a block along the data direction (0: flat)
+mu_c = sp.Symbol("mu_c", nonnegative=True)  # coupling (mu_c/2)(v - u)^2 between two released blocks
+kappa_h = sp.Symbol("kappa_h", positive=True)  # Hessian-norm clipping threshold of DP-MBCD (eq. 6)
+o = sp.Symbol("o", positive=True)  # noise magnitude: each step adds N(0, 2 eta o(k, j) I) inside the prox
+o_last = sp.Symbol("o_last", positive=True)  # o(k, m - 1): the last batch of an epoch
+o_rate = sp.Symbol("o_rate", positive=True)  # o(k, j) is multiplied by o_rate^k (per-epoch schedule)
+wd = sp.Symbol("wd", nonnegative=True)  # weight decay r(theta) = (wd/2)||theta||^2, prox theta/(1 + eta wd)
+L_F = sp.Symbol("L_F", nonnegative=True)  # Lipschitz constant of the gradient map F
+L_T = sp.Symbol("L_T", nonnegative=True)  # Lipschitz constant of the prox T
+alpha_p = sp.Symbol("alpha_p", positive=True)  # the reduced order alpha' of Corollary 4.5 case 1
+R_prev = sp.Symbol("R_prev", nonnegative=True)  # R_alpha of the iterate before the step (Corollary 4.5)
+gamma_lag = sp.Symbol("gamma_lag", positive=True)  # Lagrangian coefficient of the lifted network (eq. 4)
+rho = sp.Symbol("rho", positive=True)  # norm clip of a layer input x_d (eq. 12)
+d_in = sp.Symbol("d_in", integer=True, positive=True)  # input dimension of a layer

@@ -24,6 +24,8 @@ QUANTITY_LATEX = {
     "dp_epsilon": r"\varepsilon^{*}(\delta)",
     "excess_risk": r"\mathbb{E}\,L_D(\theta_K) - \min L_D",
     "lsi_constant": r"c^{*}_{\mathrm{LSI}}",
+    "gradient_map_lipschitz": r"\mathrm{Lip}(F)",
+    "prox_lipschitz": r"\mathrm{Lip}(T)",
 }
 
 RELATION_LATEX = {Direction.UPPER: r"\le", Direction.LOWER: r"\ge", Direction.EXACT: "="}

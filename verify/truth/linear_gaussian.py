@@ -23,6 +23,7 @@ import mpmath
 
 from verify.errors import ParameterError, check_renyi_order
 from verify.results import Truth
+from verify.truth.mixture_quad import renyi_mixture_quad_both
 from verify.truth.numbers import Enclosure, NotEnclosable, arb_numbers, num
 
 try:
@@ -35,18 +36,28 @@ Vector = tuple[float, ...]
 _RANGE_RTOL = mpmath.mpf(10) ** -30  # at 50 digits: an eigenvalue below this (relative) is a zero of the covariance
 
 
+def _entry(v: float | mpmath.mpf) -> float | mpmath.mpf:
+    """A float, or an mpf kept at its own precision (an entry computed at 50 digits, e.g. 1 - eta*mu, is not
+    rounded to float: the instance stays the one its parameters define, to 1e-50)."""
+    return v if isinstance(v, mpmath.mpf) else float(v)
+
+
+def _finite(v: float | mpmath.mpf) -> bool:
+    return bool(mpmath.isfinite(v)) if isinstance(v, mpmath.mpf) else math.isfinite(v)
+
+
 def _matrix(name: str, rows: Sequence[Sequence[float]], shape: tuple[int, int] | None = None) -> Matrix:
-    out = tuple(tuple(float(v) for v in row) for row in rows)
+    out = tuple(tuple(_entry(v) for v in row) for row in rows)
     if not out or any(len(r) != len(out[0]) for r in out) or (shape is not None and (len(out), len(out[0])) != shape):
         raise ParameterError(f"{name} must be a {shape or 'rectangular'} matrix of numbers, got {rows!r}")
-    if not all(math.isfinite(v) for r in out for v in r):
+    if not all(_finite(v) for r in out for v in r):
         raise ParameterError(f"{name} must be finite, got {rows!r}")
     return out
 
 
 def _vector(name: str, values: Sequence[float], size: int) -> Vector:
-    out = tuple(float(v) for v in values)
-    if len(out) != size or not all(math.isfinite(v) for v in out):
+    out = tuple(_entry(v) for v in values)
+    if len(out) != size or not all(_finite(v) for v in out):
         raise ParameterError(f"{name} must be {size} finite numbers, got {values!r}")
     return out
 
@@ -260,3 +271,139 @@ def linear_gaussian_truth(pair: LinearGaussianPair, alpha: float, *, release: Se
                                      "mean and covariance propagated at 50 digits)",
                        enclose=lambda prec: enclose_linear_gaussian(pair, alpha, prec, release=release,
                                                                     trajectory=trajectory))
+
+
+# ---- a mixture over batch assignments -------------------------------------------------------------------------
+#
+# With a secret random assignment (the batch j0 of the differing record, uniform), the law on D is the mixture
+# P = sum_j w_j N(m_j, S) of the runs with the record in each position, and the law on D' is one Gaussian
+# Q = N(m', S) when the other records are all equal (then D' does not depend on the assignment). In coordinates
+# whitened by S only the span of the shifts g_j = P(m_j - m') matters: E_Q[(P/Q)^alpha] for an integer alpha is the
+# positive-term sum over compositions n of alpha (|n| = alpha) of multinomial(alpha; n) prod w_j^n_j
+# exp((n^T G n - sum_j n_j G_jj)/2), G_ij = g_i^T S^+ g_j; a one-dimensional span is integrated directly (both
+# orders, verify.truth.mixture_quad).
+
+SERIES_TERMS_CAP = 200_000  # compositions summed by the integer-order series
+
+
+def _shared_chain(pairs: Sequence[LinearGaussianPair]) -> None:
+    first = pairs[0]
+    for p in pairs[1:]:
+        same = (p.start_cov == first.start_cov and p.start_mean_prime == first.start_mean_prime
+                and len(p.steps) == len(first.steps)
+                and all((s.A, s.cov, s.post, s.b_prime) == (t.A, t.cov, t.post, t.b_prime)
+                        for s, t in zip(p.steps, first.steps, strict=True)))
+        if not same:
+            raise ParameterError("every assignment must share the maps, the noise and the run on D' (only the offsets "
+                                 "on D may depend on where the differing record sits)")
+
+
+def assignment_gram(pairs: Sequence[LinearGaussianPair], release: Sequence[Sequence[float]] | None = None) -> list:
+    """G_ij = g_i^T S^+ g_j for the released shifts g_j of the assignments, in the active number system (Arb: S must
+    be invertible); +inf entries where a shift leaves the range of S."""
+    if not pairs:
+        raise ParameterError("a mixture needs at least one assignment")
+    _shared_chain(pairs)
+    la = _Linalg()
+    P = _release(la, release, pairs[0].dim)
+    gaps, S = [], None
+    for pair in pairs:
+        gap, cov, _ = _propagate(pair, la)
+        gaps.append(gap if P is None else P * gap)
+        S = S if S is not None else (cov if P is None else P * cov * la.T(P))
+    m = len(gaps)
+    if la.rigorous:
+        solved = [S.solve(g) for g in gaps] if m else []
+        return [[(la.T(gaps[i]) * solved[j])[0, 0] for j in range(m)] for i in range(m)]
+    return [[_bilinear(la, S, gaps[i], gaps[j]) for j in range(m)] for i in range(m)]
+
+
+def _bilinear(la: _Linalg, S, u, v):
+    """u^T S^+ v by polarisation of the range-checked quadratic form."""
+    if u is v:
+        return _quadratic_form(la, S, u)
+    plus, minus = _quadratic_form(la, S, u + v), _quadratic_form(la, S, u - v)
+    if mpmath.isinf(plus) or mpmath.isinf(minus):
+        return mpmath.inf
+    return (plus - minus) / 4
+
+
+def _compositions(total: int, parts: int):
+    if parts == 1:
+        yield (total,)
+        return
+    for first in range(total, -1, -1):
+        for rest in _compositions(total - first, parts - 1):
+            yield (first, *rest)
+
+
+def renyi_mixture_series(gram: Sequence[Sequence], weights: Sequence, alpha: int):
+    """R_alpha(sum_j w_j N(g_j, S) || N(0, S)) for an integer alpha >= 2 from the Gram matrix of the shifts, in the
+    active number system (positive terms: no cancellation; Arb-rigorous)."""
+    N = num()
+    m = len(gram)
+    if int(alpha) != alpha or alpha < 2:
+        raise ParameterError(f"the mixture series needs an integer alpha >= 2, got {alpha}")
+    alpha = int(alpha)
+    if math.comb(alpha + m - 1, m - 1) > SERIES_TERMS_CAP:
+        raise ParameterError(f"the mixture series would sum C({alpha + m - 1}, {m - 1}) > {SERIES_TERMS_CAP} terms; "
+                             "use a one-dimensional release (quadrature) or a smaller alpha")
+    if any(mpmath.isinf(g) for row in gram for g in row if not N.rigorous):
+        return N.inf
+    logs = []
+    log_fact = [N.log(N.mpf(math.factorial(k))) for k in range(alpha + 1)]
+    log_w = [N.log(N.mpf(w)) if w > 0 else None for w in weights]
+    for counts in _compositions(alpha, m):
+        if any(c and log_w[j] is None for j, c in enumerate(counts)):
+            continue
+        quad = sum((counts[i] * counts[j] * gram[i][j] for i in range(m) for j in range(m) if counts[i] and counts[j]),
+                   N.mpf(0))
+        diag = sum((counts[j] * gram[j][j] for j in range(m) if counts[j]), N.mpf(0))
+        term = log_fact[alpha] - sum(log_fact[c] for c in counts) + sum(
+            (c * log_w[j] for j, c in enumerate(counts) if c), N.mpf(0)) + (quad - diag) / 2
+        logs.append(term)
+    top = logs[0]
+    for v in logs[1:]:
+        top = N.maximum(top, v) if N.rigorous else max(top, v)
+    total = sum((N.exp(v - top) for v in logs), N.mpf(0))
+    return (top + N.log(total)) / (alpha - 1)
+
+
+def assignment_mixture_truth(pairs: Sequence[LinearGaussianPair], alpha: float, weights: Sequence[float] | None = None,
+                             *, release: Sequence[Sequence[float]] | None = None,
+                             what: str = "linear-Gaussian algorithm") -> Truth:
+    """The exact R_alpha of the released last iterate when the differing record's assignment is secret and random
+    (`weights`, default uniform over `pairs`, one pair per assignment).
+
+    A one-dimensional release (every released shift on one line, e.g. a scalar block): both orders by double-precision
+    Gauss-Legendre quadrature with an error bound and an Arb (acb.integral) enclosure of the pair whose whitened means
+    are the 50-digit shifts rounded to float (a relative change ~1e-16 of the means, far inside the checker's 1e-9 tie
+    band). Otherwise R(P_D || P_D') for an integer alpha by the series, exact, with an Arb enclosure of the whole
+    chain."""
+    check_renyi_order(alpha)
+    m = len(pairs)
+    weights = [1.0 / m] * m if weights is None else [float(w) for w in weights]
+    if len(weights) != m or any(not (w >= 0) for w in weights) or abs(sum(weights) - 1) > 1e-12:
+        raise ParameterError(f"weights must be {m} non-negative numbers summing to 1, got {weights!r}")
+    with mpmath.workdps(50):
+        gram = assignment_gram(pairs, release)
+    one_dim = all(mpmath.isfinite(g) for row in gram for g in row) and all(
+        abs(gram[i][j] ** 2 - gram[i][i] * gram[j][j]) <= mpmath.mpf(10) ** -30 * (1 + gram[i][i] * gram[j][j])
+        for i in range(m) for j in range(i))
+    if one_dim:
+        ref = max(range(m), key=lambda j: gram[j][j])
+        sign = [1 if gram[j][ref] >= 0 else -1 for j in range(m)]
+        means = [float(sign[j] * mpmath.sqrt(gram[j][j])) for j in range(m)]
+        pq, qp = renyi_mixture_quad_both(weights, means, [1.0] * m, [1.0], [0.0], [1.0], alpha)
+        return Truth.larger(pq, qp, f"{what}: mixture over {m} assignments, whitened 1-D")
+
+    def enclose(prec: int) -> Enclosure:
+        with arb_numbers(prec):
+            value = renyi_mixture_series(assignment_gram(pairs, release), weights, alpha)
+            return Enclosure.of(value, "linear-Gaussian engine, Arb matrices, mixture series", prec)
+
+    with mpmath.workdps(50):
+        value = renyi_mixture_series(gram, weights, alpha)
+    return Truth.exact(float(value), f"{what}: R(P_D || P_D') of the mixture over {m} assignments (integer-order "
+                                     f"series over compositions, shifts from the exact chain at 50 digits)",
+                       enclose=enclose)

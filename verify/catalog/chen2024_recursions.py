@@ -1,0 +1,243 @@
+"""The bounds of Chen & Liu (seed 003) that are algorithms over a noise schedule: Lemma C.3's LSI recursion and its
+closed form, Theorem 4.6's recursion (Corollary 4.5 applied step by step) in its printed, proof-text and corrected
+forms, eq. (9) as printed, the corrected closed form, and the two baselines. Each is a `RecursiveBound`, so the
+catalog composes it like a closed form and the checker encloses it in Arb.
+
+Indices (see shared/research/seed-003.md): step t = k m + j (epoch k, batch j), V_t = 1/c^(t) the inverse LSI
+constant of the law of theta^(t) (V_0 = 0: the point-mass start), o_t = o(k, j) = o_rate^k (o_last if j = m - 1
+else o). The differing record sits in batch j0 of every epoch; x_j0 bounds R_alpha/alpha of the last iterate given
+j0, and the mixture over a uniform j0 is eq. (39): 1/(alpha - 1) log mean_j0 exp((alpha - 1) alpha x_j0).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from verify.recursion import RecursiveBound
+
+
+def _noise(N: Any, o: Any, o_last: Any, o_rate: Any, m: int, t: int) -> Any:
+    k, j = divmod(t, m)
+    return (o_last if j == m - 1 else o) * N.mpf(o_rate) ** k
+
+
+def _inverse_lsi(N: Any, total: int, m: int, eta: Any, LF: Any, LT: Any, o: Any, o_last: Any, o_rate: Any) -> list:
+    """V_0 .. V_total of Lemma C.3: V_{t+1} = L_T^2 (L_F^2 V_t + 2 eta o_t), V_0 = 0."""
+    V = [N.mpf(0)]
+    for t in range(total):
+        V.append(LT**2 * (LF**2 * V[-1] + 2 * eta * _noise(N, o, o_last, o_rate, m, t)))
+    return V
+
+
+def _inverse_lsi_closed(N: Any, t: int, m: int, eta: Any, LF: Any, LT: Any, o: Any, o_last: Any, o_rate: Any) -> Any:
+    """Lemma C.3's closed form: V_t = 2 eta L_T^2 sum_{t' < t} o_t' (L_F L_T)^(2 (t - t' - 1))."""
+    L2 = (LF * LT) ** 2
+    return 2 * eta * LT**2 * sum((_noise(N, o, o_last, o_rate, m, s) * L2 ** (t - s - 1) for s in range(t)), N.mpf(0))
+
+
+def _per_batch(N: Any, K: int, m: int, b: Any, eta: Any, S: Any, LF: Any, LT: Any, o: Any, o_last: Any,
+               o_rate: Any, j0: int, exponent: Any, output_c: bool) -> Any:
+    """x_j0 by Corollary 4.5 step by step: + eta S^2/(4 b^2 o_t) at the record's steps (case 2), times
+    (1 + 2 eta o_t c/L_F^2)^(-exponent) at the others (case 1), c the LSI constant of the step's input (or, with
+    `output_c`, of its output: the reading of the proof text, eqs. 33-34)."""
+    V = _inverse_lsi(N, K * m, m, eta, LF, LT, o, o_last, o_rate)
+    x = N.mpf(0)
+    for t in range(K * m):
+        o_t = _noise(N, o, o_last, o_rate, m, t)
+        if t % m == j0:
+            x = x + eta * S**2 / (4 * b**2 * o_t)
+        elif t > 0 or output_c:  # at t = 0 the input is the point mass and x = 0 already
+            x = x * (1 + 2 * eta * o_t / (LF**2 * V[t + 1 if output_c else t])) ** (-exponent)
+    return x
+
+
+def _mixture(N: Any, alpha: Any, xs: list) -> Any:
+    """eq. (39): 1/(alpha - 1) log mean_j exp((alpha - 1) alpha x_j), shifted by the largest term."""
+    if any(x == N.inf for x in xs):
+        return N.inf
+    zs = [(alpha - 1) * alpha * x for x in xs]
+    top = N.maximum(*zs)
+    return (top + N.log(sum((N.exp(z - top) for z in zs), N.mpf(0)) / len(zs))) / (alpha - 1)
+
+
+class LSIRecursion(RecursiveBound):
+    """Lemma C.3: c^(steps) = 1/V_steps of the recursion V_{t+1} = L_T^2 (L_F^2 V_t + 2 eta o_t) (+inf at 0)."""
+
+    nargs = 8
+    integer_args = (0, 1)  # steps, m
+
+    @classmethod
+    def compute(cls, N, steps, m, eta, LF, LT, o, o_last, o_rate):
+        if steps == 0:
+            return N.inf
+        return 1 / _inverse_lsi(N, steps, m, eta, LF, LT, o, o_last, o_rate)[-1]
+
+
+class LSIClosedForm(RecursiveBound):
+    """Lemma C.3, the closed form printed in its proof (a sum over the schedule)."""
+
+    nargs = 8
+    integer_args = (0, 1)
+
+    @classmethod
+    def compute(cls, N, steps, m, eta, LF, LT, o, o_last, o_rate):
+        if steps == 0:
+            return N.inf
+        return 1 / _inverse_lsi_closed(N, steps, m, eta, LF, LT, o, o_last, o_rate)
+
+
+class _Theorem46(RecursiveBound):
+    """Theorem 4.6 (mixture over j0) by the recursion; subclasses fix the exponent and the LSI index."""
+
+    nargs = 11  # alpha, K, m, b, eta, S, L_F, L_T, o, o_last, o_rate
+    integer_args = (1, 2)
+    lt_exponent = False  # True: (1 + ...)^(-1/L_T^2) as printed in Corollary 4.5; False: ^(-1)
+    output_c = False
+
+    @classmethod
+    def per_batch(cls, N, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0):
+        exponent = 1 / LT**2 if cls.lt_exponent else N.mpf(1)
+        return _per_batch(N, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0, exponent, cls.output_c)
+
+    @classmethod
+    def compute(cls, N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate):
+        return _mixture(N, alpha, [cls.per_batch(N, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j)
+                                   for j in range(m)])
+
+
+class Theorem46Corrected(_Theorem46):
+    """Theorem 4.6 with the case-1 exponent -1 (L_T only in the LSI recursion) and the input's LSI constant."""
+
+
+class Theorem46Proof(_Theorem46):
+    """Theorem 4.6 as its proof computes it (eqs. 33-38) with Corollary 4.5's printed exponent -1/L_T^2."""
+
+    lt_exponent = True
+
+
+class Theorem46OutputLSI(_Theorem46):
+    """Theorem 4.6 with the proof text's indices read literally: the case-1 factor takes the LSI constant of the
+    step's output, c_0^j for the update producing theta^j (eqs. 33-34), and the printed exponent."""
+
+    lt_exponent = True
+    output_c = True
+
+
+class _PerBatch(RecursiveBound):
+    """alpha x_j0: the bound on R_alpha of the last iterate for the differing record in batch j0 (fixed batches)."""
+
+    nargs = 12  # alpha, K, m, b, eta, S, L_F, L_T, o, o_last, o_rate, j0
+    integer_args = (1, 2, 11)
+    theorem: type[_Theorem46] = Theorem46Corrected
+
+    @classmethod
+    def compute(cls, N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0):
+        return alpha * cls.theorem.per_batch(N, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0)
+
+
+class PerBatchCorrected(_PerBatch):
+    """eq. (38) per j0, corrected exponent -1."""
+
+
+class PerBatchProof(_PerBatch):
+    """eq. (38) per j0 with the printed exponent -1/L_T^2."""
+
+    theorem = Theorem46Proof
+
+
+class PerBatchOutputLSI(_PerBatch):
+    """eq. (38) per j0 with the output's LSI constant (the proof text's index) and the printed exponent."""
+
+    theorem = Theorem46OutputLSI
+
+
+def _closed_terms(N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0, printed: bool):
+    """sum_k eps_K(alpha, j0, k)/alpha of eq. (9) as printed (`printed`) or corrected, c from Lemma C.3's closed
+    form. Corrected: (c_k^{j0+1}/c_K^0 (L_F L_T)^(-2 n1) prod_{l=k+1}^{K-1} c_l^{j0+1}/c_l^{j0})^(-1), n1 =
+    (m - 1)(K - k) - j0 case-1 steps; printed: c_K^{m-1} for c_K^0, l = k..K, exponent -1/L_T^2. An index past the
+    run extends the recursion; c_l^m is c_{l+1}^0."""
+    def V(t: int) -> Any:
+        return _inverse_lsi_closed(N, t, m, eta, LF, LT, o, o_last, o_rate)
+
+    exponent = 1 / LT**2 if printed else N.mpf(1)
+    end = K * m + m - 1 if printed else K * m
+    total = N.mpf(0)
+    for k in range(K):
+        steps = range(k, K + 1) if printed else range(k + 1, K)
+        numer = [k * m + j0 + 1] + [l * m + j0 + 1 for l in steps]  # the c's in numerators ...
+        denom = [end] + [l * m + j0 for l in steps]  # ... and in denominators; c_a/c_b = V_b/V_a
+        if 0 in denom:  # c^(0) = +inf in a denominator: the product is 0 and its negative power +inf
+            return N.inf
+        ratio = N.mpf(1)
+        for top, bottom in zip(denom, numer, strict=True):
+            ratio = ratio * V(top) / V(bottom)
+        count = (m - 1) * (K - k) - j0
+        term = ratio * (LF * LT) ** (-2 * count)
+        total = total + eta * S**2 / (4 * b**2 * _noise(N, o, o_last, o_rate, m, k * m + j0)) * term ** (-exponent)
+    return total
+
+
+class Theorem46Printed(RecursiveBound):
+    """Theorem 4.6 as printed: eq. (9) per (j0, k), summed over k, mixed over j0 (+inf: the j0 = k = 0 term has
+    c_0^1/c_0^0 = 0 under the paper's point-mass start)."""
+
+    nargs = 11
+    integer_args = (1, 2)
+
+    @classmethod
+    def compute(cls, N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate):
+        return _mixture(N, alpha, [_closed_terms(N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j, True)
+                                   for j in range(m)])
+
+
+class Theorem46ClosedForm(RecursiveBound):
+    """Theorem 4.6 corrected, in closed form (eq. 9 with c_K^0, l = k+1..K-1, exponent -1)."""
+
+    nargs = 11
+    integer_args = (1, 2)
+
+    @classmethod
+    def compute(cls, N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate):
+        return _mixture(N, alpha, [_closed_terms(N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j, False)
+                                   for j in range(m)])
+
+
+class PerBatchPrinted(RecursiveBound):
+    """eq. (9) as printed for one j0 (fixed batches): alpha sum_k eps_K(alpha, j0, k)/alpha."""
+
+    nargs = 12
+    integer_args = (1, 2, 11)
+
+    @classmethod
+    def compute(cls, N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0):
+        return alpha * _closed_terms(N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0, True)
+
+
+class CompositionBaseline(RecursiveBound):
+    """All states revealed (Section 4.4 baseline): alpha eta S^2/(4 b^2) sum_k 1/o(k, j0), worst j0 (j0 = -1) or a
+    given one."""
+
+    nargs = 10  # alpha, K, m, b, eta, S, o, o_last, o_rate, j0
+    integer_args = (1, 2)
+
+    @classmethod
+    def compute(cls, N, alpha, K, m, b, eta, S, o, o_last, o_rate, j0):
+        batches = range(m) if j0 < 0 else (int(j0),)
+        sums = [sum((1 / _noise(N, o, o_last, o_rate, m, k * m + j) for k in range(K)), N.mpf(0)) for j in batches]
+        return alpha * eta * S**2 / (4 * b**2) * N.maximum(*sums)
+
+
+class SampledGaussianBaseline(RecursiveBound):
+    """DP-SGD accounting the paper compares with: `steps` compositions of the Poisson-subsampled Gaussian at rate q
+    and noise multiplier z, integer alpha (Mironov-Talwar-Zhang 2019): steps/(alpha - 1) log sum_k C(alpha, k)
+    (1 - q)^(alpha - k) q^k exp((k^2 - k)/(2 z^2))."""
+
+    nargs = 4
+    integer_args = (0, 1)  # alpha, steps
+
+    @classmethod
+    def compute(cls, N, alpha, steps, q, z):
+        terms = [N.log(N.binomial(alpha, k)) + (alpha - k) * N.log1p(-q) + k * N.log(q) + (k * k - k) / (2 * z**2)
+                 for k in range(1, alpha + 1)] + [alpha * N.log1p(-q)]
+        top = N.maximum(*terms)
+        return steps * (top + N.log(sum((N.exp(v - top) for v in terms), N.mpf(0)))) / (alpha - 1)

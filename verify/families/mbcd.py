@@ -1,0 +1,291 @@
+"""DP mini-batch block coordinate descent (Chen & Liu, seed 003, Algorithm 1) on quadratic blocks: exact truths from
+the linear-Gaussian engine (verify.truth.linear_gaussian).
+
+Batches: n records cut into m = n/b fixed batches, run in the same order every epoch (step t = k m + j uses batch
+j); the differing record (replace-one) sits in batch j0. Each step is the noisy proximal step of eq. (6):
+theta <- T(theta - eta s grad f_B(theta) + N(0, 2 eta o(k, j) I)) with the Hessian-norm clipping factor
+s = min(kappa_h / ||H||, 1) (constant on a quadratic), the prox T of the weight decay (wd/2)||theta||^2,
+T(z) = z/(1 + eta wd), and the noise schedule o(k, j) = o_rate^k (o_last if j = m - 1 else o).
+"""
+
+from __future__ import annotations
+
+import mpmath
+import sympy as sp
+
+from verify.errors import ParameterError
+from verify.families._exact import exact
+from verify.model import Assumption, Family, Parameter, Quantity
+from verify.results import Truth
+from verify.symbols import (
+    K,
+    S,
+    alpha,
+    b,
+    beta,
+    d_in,
+    eta,
+    gamma_lag,
+    j0,
+    kappa_h,
+    lam,
+    mu,
+    mu_c,
+    n,
+    o,
+    o_last,
+    o_rate,
+    rho,
+    steps,
+    wd,
+)
+from verify.truth.linear_gaussian import (
+    AffineStep,
+    LinearGaussianPair,
+    assignment_mixture_truth,
+    linear_gaussian_truth,
+)
+from verify.truth.numbers import num
+
+_R, _LSI = Quantity.RENYI, Quantity.LSI_CONSTANT
+_LF, _LT = Quantity.GRADIENT_MAP_LIPSCHITZ, Quantity.PROX_LIPSCHITZ
+_DPS = 50
+
+
+def noise_at(o: float, o_last: float, o_rate: float, m: int, t: int):
+    """o(k, j) of global step t = k m + j, in the active number system."""
+    N = num()
+    k, j = divmod(t, m)
+    return N.mpf(o_last if j == m - 1 else o) * N.mpf(o_rate) ** k
+
+
+def _clip(kappa_h, beta):
+    """The Hessian-clipping factor s = min(kappa_h/||H||, 1) of eq. (6); ||H|| = beta on these blocks."""
+    N = num()
+    return -N.maximum(-N.mpf(kappa_h) / N.mpf(beta), N.mpf(-1))
+
+
+def _batches(n: float, b: float) -> int:
+    m = int(n) // int(b)
+    if m * int(b) != int(n):
+        raise ParameterError(f"n = {n:g} must be a multiple of the batch size b = {b:g}")
+    return m
+
+
+def block_pair(eta, mu, beta, kappa_h, S, b, n, steps, o, o_last, o_rate, wd, j0) -> LinearGaussianPair:
+    """The two runs (record in batch j0 on D; the replaced record on D') of one released block with
+    l(theta; x) = (beta/2) theta_1^2 + (mu/2)(theta_2 - x)^2 (mu = 0: -x theta_2, a flat direction), start 0.
+    Coordinate 2 carries the data; S is the per-example difference of the gradient as applied (after the clipping
+    factor s), so the batch gradient moves by S / b when the step's batch is j0."""
+    m = _batches(n, b)
+    with mpmath.workdps(_DPS):
+        s = _clip(kappa_h, beta)
+        eta_ = mpmath.mpf(eta)
+        A = [[1 - eta_ * s * mpmath.mpf(beta), 0], [0, 1 - eta_ * s * mpmath.mpf(mu)]]
+        shift = eta_ * mpmath.mpf(S) / int(b)
+        tau = 1 / (1 + eta_ * mpmath.mpf(wd))
+        chain = []
+        for t in range(int(steps)):
+            v = 2 * eta_ * noise_at(o, o_last, o_rate, m, t)
+            step = AffineStep.make(A, [0, shift if t % m == int(j0) else 0], [[v, 0], [0, v]], [0, 0])
+            chain.append(step.then([[tau, 0], [0, tau]]) if wd > 0 else step)
+    return LinearGaussianPair.make(chain)
+
+
+def coupled_pair(eta, lam, mu_c, S, b, n, K, o, j0) -> LinearGaussianPair:
+    """Two released scalar blocks u, v with l(u, v; x) = (lam/2)(u - x)^2 + (mu_c/2)(v - u)^2 (the inventory's
+    instance D1), Gauss-Seidel: a noisy u-step on the batch, then a noisy v-step that sees the new u; K epochs."""
+    m = _batches(n, b)
+    with mpmath.workdps(_DPS):
+        e, lm, c = mpmath.mpf(eta), mpmath.mpf(lam), mpmath.mpf(mu_c)
+        v = 2 * e * mpmath.mpf(o)
+        shift = e * mpmath.mpf(S) / int(b)
+        u_map = [[1 - e * (lm + c), e * c], [0, 1]]
+        v_map = [[1, 0], [e * c, 1 - e * c]]
+        v_step = AffineStep.make(v_map, [0, 0], [[0, 0], [0, v]])
+        chain = []
+        for t in range(int(K) * m):
+            chain.append(AffineStep.make(u_map, [shift if t % m == int(j0) else 0, 0], [[v, 0], [0, 0]], [0, 0]))
+            chain.append(v_step)
+    return LinearGaussianPair.make(chain)
+
+
+def _block_variances(eta, mu, beta, kappa_h, b, n, steps, o, o_last, o_rate, wd):
+    """The variances of the two coordinates after `steps` steps (the law is N(m, diag(v1, v2)))."""
+    N = num()
+    m = _batches(n, b)
+    s = _clip(kappa_h, beta)
+    a1, a2 = 1 - N.mpf(eta) * s * N.mpf(beta), 1 - N.mpf(eta) * s * N.mpf(mu)
+    tau2 = (1 / (1 + N.mpf(eta) * N.mpf(wd))) ** 2
+    v1 = v2 = N.mpf(0)
+    for t in range(int(steps)):
+        fresh = 2 * N.mpf(eta) * noise_at(o, o_last, o_rate, m, t)
+        v1, v2 = tau2 * (a1 * a1 * v1 + fresh), tau2 * (a2 * a2 * v2 + fresh)
+    return v1, v2
+
+
+def _lsi(eta, mu, beta, kappa_h, b, n, steps, o, o_last, o_rate, wd):
+    """The LSI constant of N(m, diag(v1, v2)): 1/max(v1, v2) (+inf for the point mass at steps = 0)."""
+    N = num()
+    v1, v2 = _block_variances(eta, mu, beta, kappa_h, b, n, steps, o, o_last, o_rate, wd)
+    if int(steps) == 0:
+        return N.inf
+    return 1 / N.maximum(v1, v2)
+
+
+def _lip_f(eta, mu, beta, kappa_h):
+    """Lip(F) of F(theta) = theta - eta s grad f: max(|1 - eta s beta|, |1 - eta s mu|)."""
+    N = num()
+    s = _clip(kappa_h, beta)
+    return N.maximum(abs(1 - N.mpf(eta) * s * N.mpf(beta)), abs(1 - N.mpf(eta) * s * N.mpf(mu)))
+
+
+def _lip_t(eta, wd):
+    return 1 / (1 + eta * wd)
+
+
+def _block_renyi(alpha, eta, mu, beta, kappa_h, S, b, n, steps, o, o_last, o_rate, wd, j0) -> Truth:
+    pair = block_pair(eta, mu, beta, kappa_h, S, b, n, steps, o, o_last, o_rate, wd, j0)
+    return linear_gaussian_truth(pair, alpha, what="DP-MBCD block, fixed batches")
+
+
+def _shuffled_renyi(alpha, eta, mu, beta, kappa_h, S, b, n, K, o, o_last, o_rate, wd) -> Truth:
+    m = _batches(n, b)
+    pairs = [block_pair(eta, mu, beta, kappa_h, S, b, n, int(K) * m, o, o_last, o_rate, wd, j) for j in range(m)]
+    return assignment_mixture_truth(pairs, alpha, what="DP-MBCD block, shuffled once (j0 uniform)")
+
+
+def _coupled_renyi(alpha, eta, lam, mu_c, S, b, n, K, o, j0) -> Truth:
+    return linear_gaussian_truth(coupled_pair(eta, lam, mu_c, S, b, n, K, o, j0), alpha,
+                                 what="DP-MBCD, two coupled released blocks, fixed batches")
+
+
+def _coupled_shuffled_renyi(alpha, eta, lam, mu_c, S, b, n, K, o) -> Truth:
+    m = _batches(n, b)
+    pairs = [coupled_pair(eta, lam, mu_c, S, b, n, K, o, j) for j in range(m)]
+    return assignment_mixture_truth(pairs, alpha, what="DP-MBCD, two coupled released blocks, shuffled once")
+
+
+def _param(symbol: sp.Symbol, domain: sp.Basic, text: str, quantities=(), integer: bool = False) -> Parameter:
+    return Parameter(symbol, domain, text, integer=integer, quantities=tuple(quantities))
+
+
+_BATCHES = Assumption("whole_batches", sp.Eq(n / b, sp.floor(n / b)), "n is a multiple of the batch size b")
+_J0 = Assumption("j0_in_range", j0 <= n / b - 1, "0 <= j0 <= m - 1 (m = n/b batches)")
+_CURVATURES = Assumption("curvatures", mu <= beta, "0 <= mu <= beta: beta = ||H|| is the block's largest curvature")
+
+_ALPHA = _param(alpha, alpha > 1, "Rényi order", (_R,))
+_ETA = _param(eta, eta > 0, "step size")
+_MU = _param(mu, mu >= 0, "curvature along the data direction (0: a flat, merely convex direction)", (_R, _LSI, _LF))
+_BETA = _param(beta, beta > 0, "largest curvature of the block, ||H|| (a data-free direction)", (_R, _LSI, _LF))
+_KAPPA = _param(kappa_h, kappa_h > 0, "Hessian-norm clipping threshold (eq. 6); >= beta: no clipping",
+                (_R, _LSI, _LF))
+_S = _param(S, S >= 0, "per-example difference of the applied gradient, s |grad l(theta; x) - grad l(theta; x')| "
+            "(s the clipping factor)", (_R,))
+_B = _param(b, b >= 1, "batch size", (_R, _LSI), integer=True)
+_N = _param(n, n >= 1, "dataset size (replace-one neighbours), a multiple of b", (_R, _LSI), integer=True)
+_O = _param(o, o > 0, "noise magnitude o(k, j) of batches j < m - 1 in epoch 0 (variance 2 eta o)", (_R, _LSI))
+_O_LAST = _param(o_last, o_last > 0, "o(k, m - 1) in epoch 0: the last batch's noise", (_R, _LSI))
+_O_RATE = _param(o_rate, o_rate > 0, "per-epoch factor of the schedule: o(k, j) = o(0, j) o_rate^k", (_R, _LSI))
+_WD = _param(wd, wd >= 0, "weight decay (wd/2)||theta||^2: prox theta/(1 + eta wd), Lip(T) = 1/(1 + eta wd)",
+             (_R, _LSI, _LT))
+_J0P = _param(j0, j0 >= 0, "batch of the differing record (0-based; fixed batch order)", (_R,), integer=True)
+
+_HOW = "linear-Gaussian engine: mean gap and covariance of the released block propagated at 50 digits"
+_BLOCK_ALL = "Algorithm 1 (eq. 6) on one released block, l(theta; x) = (beta/2) theta_1^2 + (mu/2)(theta_2 - x)^2"
+
+MBCD_QUADRATIC = Family(
+    name="mbcd_quadratic",
+    description=f"{_BLOCK_ALL}, fixed batches with the differing record in batch j0, `steps` global steps from 0, "
+                "last iterate released; noise o(k, j) = o_rate^k (o_last if j = m - 1 else o), weight-decay prox. "
+                "Also the LSI constant of the iterate's law and the Lipschitz constants of F and T.",
+    parameters=(_ALPHA, _ETA, _MU, _BETA, _KAPPA, _S, _B, _N,
+                _param(steps, steps >= 1, "global steps run (step t uses batch t mod m)", (_R, _LSI), integer=True),
+                _O, _O_LAST, _O_RATE, _WD, _J0P),
+    facts=frozenset({"quadratic_loss", "replace_one", "fixed_start", "fixed_batches", "single_released_block"}),
+    truths={
+        _R: _block_renyi,
+        _LSI: exact(_lsi, "1/max variance of the Gaussian iterate (variance recursion at 50 digits)"),
+        _LF: exact(_lip_f, "max(|1 - eta s beta|, |1 - eta s mu|): the spectral norm of I - eta s H"),
+        _LT: exact(lambda eta, wd: _lip_t(eta, wd), "1/(1 + eta wd): the prox of a weight decay is a scaling"),
+    },
+    method=_HOW,
+    constraints=(_BATCHES, _J0, _CURVATURES),
+)
+
+MBCD_QUADRATIC_SHUFFLED = Family(
+    name="mbcd_quadratic_shuffled",
+    description=f"{_BLOCK_ALL}, batches shuffled once (j0 uniform over the m batches, secret) and kept for K epochs; "
+                "the other records equal the replaced one, so the law on D is a mixture over j0 and on D' one "
+                "Gaussian; both orders.",
+    parameters=(_ALPHA, _ETA, _MU, _BETA, _KAPPA, _S, _B, _N, _param(K, K >= 1, "epochs", (_R,), integer=True),
+                _O, _O_LAST, _O_RATE, _WD),
+    facts=frozenset({"quadratic_loss", "replace_one", "fixed_start", "shuffled_once", "single_released_block"}),
+    truths={
+        _R: _shuffled_renyi,
+        _LF: exact(_lip_f, "max(|1 - eta s beta|, |1 - eta s mu|): the spectral norm of I - eta s H"),
+        _LT: exact(lambda eta, wd: _lip_t(eta, wd), "1/(1 + eta wd): the prox of a weight decay is a scaling"),
+    },
+    method=f"{_HOW}, per assignment; mixture over j0 by Gauss-Legendre quadrature with an error bound (both orders) "
+           "and an Arb enclosure",
+    constraints=(_BATCHES, _CURVATURES),
+    expensive=True,
+)
+
+_COUPLED = ("Algorithm 1 on two coupled released scalar blocks, l(u, v; x) = (lam/2)(u - x)^2 + (mu_c/2)(v - u)^2: "
+            "per batch a noisy u-step (N(0, 2 eta o)), then a noisy v-step seeing the new u; (u, v) released after "
+            "K epochs")
+_COUPLED_PARAMS = (_ETA, _param(lam, lam > 0, "curvature of the data term in u"),
+                   _param(mu_c, mu_c >= 0, "coupling between the blocks"),
+                   _param(S, S >= 0, "per-example gradient difference in u, lam |x - x'|"),
+                   _param(b, b >= 1, "batch size", integer=True),
+                   _param(n, n >= 1, "dataset size, a multiple of b", integer=True),
+                   _param(K, K >= 1, "epochs", integer=True),
+                   _param(o, o > 0, "noise magnitude of every step (variance 2 eta o)"))
+
+MBCD_COUPLED = Family(
+    name="mbcd_coupled",
+    description=f"{_COUPLED}; fixed batches, record in batch j0.",
+    parameters=(_ALPHA, *_COUPLED_PARAMS, _J0P),
+    facts=frozenset({"quadratic_loss", "replace_one", "fixed_start", "fixed_batches", "coupled_blocks"}),
+    truths={_R: _coupled_renyi},
+    method=_HOW,
+    constraints=(_BATCHES, _J0),
+)
+
+MBCD_COUPLED_SHUFFLED = Family(
+    name="mbcd_coupled_shuffled",
+    description=f"{_COUPLED}; batches shuffled once (j0 uniform, secret), the other records equal the replaced one; "
+                "R(P_D || P_D') for integer alpha.",
+    parameters=(_param(alpha, alpha >= 2, "Rényi order (an integer: the mixture series)", integer=True),
+                *_COUPLED_PARAMS),
+    facts=frozenset({"quadratic_loss", "replace_one", "fixed_start", "shuffled_once", "coupled_blocks"}),
+    truths={_R: _coupled_shuffled_renyi},
+    method=f"{_HOW}, per assignment; the mixture over j0 by the integer-order series over compositions (exact, "
+           "Arb-enclosed)",
+    constraints=(_BATCHES,),
+    expensive=True,
+)
+
+
+def _lifted_lip(eta, gamma_lag, rho, d_in):
+    """Lip of W -> W - eta gamma (W x - u) x^T with ||x|| = rho: the map is W (I - eta gamma x x^T) + const, whose
+    eigenvalues are 1 (d_in - 1 times, directions orthogonal to x) and 1 - eta gamma rho^2."""
+    N = num()
+    edge = abs(1 - N.mpf(eta) * N.mpf(gamma_lag) * N.mpf(rho) ** 2)
+    return N.maximum(edge, N.mpf(1)) if int(d_in) >= 2 else edge
+
+
+LIFTED_LAYER = Family(
+    name="lifted_layer",
+    description="The W-update of the lifted network (Appendix B.2.2, eq. 14 without noise): gradient map of "
+                "f(W) = (gamma_lag/2)||u - W x||^2 for one input x of norm rho in R^d_in.",
+    parameters=(_param(eta, eta > 0, "step size"), _param(gamma_lag, gamma_lag > 0, "Lagrangian coefficient gamma"),
+                _param(rho, rho > 0, "||x|| (the clip rho_d of eq. 12, attained)"),
+                _param(d_in, d_in >= 1, "input dimension", integer=True)),
+    facts=frozenset({"lifted_network"}),
+    truths={_LF: exact(_lifted_lip, "spectral norm of I - eta gamma x x^T, closed form")},
+    method="closed form of the Jacobian's spectrum",
+)
+
+FAMILIES = (MBCD_QUADRATIC, MBCD_QUADRATIC_SHUFFLED, MBCD_COUPLED, MBCD_COUPLED_SHUFFLED, LIFTED_LAYER)
