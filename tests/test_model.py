@@ -67,4 +67,4 @@ def test_every_catalog_entry_is_well_formed():
             assert t.requires <= fam.facts, (t.id, t.requires - fam.facts)
             assert t.quantity in fam.truths
             names = {p.name for p in fam.parameters} | {s.name for s in t.symbols}
-            assert set(app.grid) <= names, (t.id, set(app.grid) - names)
+            assert set(app.grid_names) <= names, (t.id, set(app.grid_names) - names)

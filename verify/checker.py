@@ -321,8 +321,17 @@ def aggregate(points: list[PointResult]) -> Verdict:
 
 
 def grid_points(app: Application) -> list[dict[str, float]]:
-    names = sorted(app.grid)
-    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*(app.grid[k] for k in names))]
+    """The points of the default grid, then of each regime (a point on two grids is checked once)."""
+    out, seen = [], set()
+    for grid in app.grids:
+        names = sorted(grid)
+        for combo in itertools.product(*(grid[k] for k in names)):
+            point = dict(zip(names, combo, strict=True))
+            key = tuple(sorted(point.items()))
+            if key not in seen:
+                seen.add(key)
+                out.append(point)
+    return out
 
 
 def check_application(theorem: Theorem, app: Application, companions: Sequence[Theorem] = ()) -> ApplicationResult:

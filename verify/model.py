@@ -328,6 +328,8 @@ class Application:
     start_var = 2*sigma**2/lam); a user may override them and the theorem's assumptions then decide.
     `bind` gives theorem-only symbols (beta, c, S_v, ...) in terms of family parameters.
     `grid` lists the values of each free parameter; points breaking an assumption are skipped and counted.
+    `regimes` are further grids checked the same way (e.g. a weight-decay regime beside the default one): the
+    points of every grid, in order.
     """
 
     family: str
@@ -337,9 +339,24 @@ class Application:
     bind: Mapping[str, sp.Expr | FromFamily] = field(default_factory=dict)
     companions: tuple[str, ...] = ()  # ids of catalog bounds on the same quantity to show at each point
     note: str = ""
+    regimes: tuple[Mapping[str, tuple[float, ...]], ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "grid", _frozen(self.grid))
+        object.__setattr__(self, "regimes", tuple(_frozen(r) for r in self.regimes))
+
+    @property
+    def grids(self) -> tuple[Mapping[str, tuple[float, ...]], ...]:
+        """The default grid and the regimes."""
+        return (self.grid, *self.regimes)
+
+    def grid_values(self, name: str) -> tuple[float, ...]:
+        """Every value `name` takes on some grid, ascending."""
+        return tuple(sorted({v for g in self.grids for v in g.get(name, ())}))
+
+    @property
+    def grid_names(self) -> tuple[str, ...]:
+        return tuple(sorted({k for g in self.grids for k in g}))
         object.__setattr__(self, "defaults", _frozen(self.defaults))
         object.__setattr__(self, "bind", _frozen(self.bind))
 

@@ -144,6 +144,7 @@ def application_summary(app: Application) -> dict:
     return {
         "family": app.family,
         "grid": {k: list(v) for k, v in sorted(app.grid.items())},
+        "regimes": [{k: list(v) for k, v in sorted(r.items())} for r in app.regimes],
         "defaults": {k: sp.sstr(v) for k, v in app.defaults.items()},
         "bind": {k: (f"truth of {v.quantity.value}" if isinstance(v, FromFamily) else sp.sstr(v))
                  for k, v in app.bind.items()},
@@ -242,7 +243,7 @@ def family_groups(jobs: Sequence[tuple[Theorem, int]], falsify: int = FALSIFY_EX
     def cost(group: list[int]) -> float:
         apps = [jobs[k][0].applications[jobs[k][1]] for k in group]
         weight = 10.0 if get_family(apps[0].family).expensive else 1.0
-        return weight * sum(math.prod(len(v) for v in app.grid.values()) + falsify for app in apps)
+        return weight * sum(sum(math.prod(len(v) for v in g.values()) for g in app.grids) + falsify for app in apps)
 
     return sorted(groups.values(), key=cost, reverse=True)
 

@@ -76,3 +76,4 @@ R_prev = sp.Symbol("R_prev", nonnegative=True)  # R_alpha of the iterate before 
 gamma_lag = sp.Symbol("gamma_lag", positive=True)  # Lagrangian coefficient of the lifted network (eq. 4)
 rho = sp.Symbol("rho", positive=True)  # norm clip of a layer input x_d (eq. 12)
 d_in = sp.Symbol("d_in", integer=True, positive=True)  # input dimension of a layer
+m = sp.Symbol("m", integer=True, positive=True)  # batches per epoch (n = m b records)

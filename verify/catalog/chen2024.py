@@ -45,9 +45,9 @@ from verify.symbols import (
     j0,
     kappa_h,
     lam,
+    m,
     mu,
     mu_c,
-    n,
     o,
     o_last,
     o_rate,
@@ -60,7 +60,6 @@ SEED = "003_1c2b40d10cb11eaa.txt"
 PAPER = "Chen & Liu 2024, Hidden State Differential Private Mini-Batch Block Coordinate Descent"
 BLOCK, SHUFFLED = "mbcd_quadratic", "mbcd_quadratic_shuffled"
 COUPLED, COUPLED_SHUFFLED, LIFTED = "mbcd_coupled", "mbcd_coupled_shuffled", "lifted_layer"
-M = n / b  # batches per epoch
 
 
 def _src(result: str, equation: str = "") -> Source:
@@ -71,13 +70,13 @@ def _src(result: str, equation: str = "") -> Source:
 ORDER = Assumption("renyi_order", alpha > 1, "Rényi order alpha > 1")
 SENSITIVITY = Assumption("gradient_sensitivity", S >= 0, "Assumption 4.4: per-example gradient difference <= S_g")
 LIPSCHITZ = Assumption("lipschitz_maps", sp.And(L_F > 0, L_T > 0), "F is L_F-Lipschitz and T is L_T-Lipschitz")
-TWO_BATCHES = Assumption("two_batches", n >= 2 * b, "m = n/b >= 2 batches")
+TWO_BATCHES = Assumption("two_batches", m >= 2, "m >= 2 batches per epoch")
 INTEGER_ORDER = Assumption("integer_order", Eq(alpha, sp.floor(alpha)), "integer alpha (the binomial expansion)")
 CONSTANT_NOISE = Assumption("constant_noise", sp.And(Eq(o_last, o), Eq(o_rate, 1)), "o(k, j) = o for every step")
 PREVIOUS = Assumption("previous_iterate", steps >= 2, "the step's input is not the point-mass start")
-RECORD_STEP = Assumption("record_step", Eq(steps, (K - 1) * n / b + j0 + 1),
+RECORD_STEP = Assumption("record_step", Eq(steps, (K - 1) * m + j0 + 1),
                          "the last step (epoch K - 1) uses batch j0, which holds the differing record")
-NEXT_STEP = Assumption("step_after_record", Eq(steps, (K - 1) * n / b + j0 + 2),
+NEXT_STEP = Assumption("step_after_record", Eq(steps, (K - 1) * m + j0 + 2),
                        "the last step uses the batch after j0 (m >= 2: not the record's)")
 SMOOTH = Assumption("block_smooth_convex", sp.And(mu >= 0, mu <= beta), "0 <= Hessian <= beta I (block convex)")
 
@@ -87,63 +86,63 @@ UNCLIPPED = {"beta": mu, "kappa_h": mu}  # kappa_h = ||H||: no Hessian clipping
 CONSTANT = {"o_last": o, "o_rate": 1}
 
 # ---- grids ------------------------------------------------------------------------------------------------------
-MAIN = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (0.4, 2.0), "S": (1.0,), "b": (10,), "n": (20, 50),
+MAIN = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (0.4, 2.0), "S": (1.0,), "b": (10,), "m": (2, 5),
         "K": (1, 5, 20), "o": (1e-3, 1e-2), "wd": (0.0,)}
 # weight decay (L_T < 1) with a noisier last batch: the inventory's Section 3.4 point is mu = 0.2, wd = 20/9, m = 2
-CONTRACTIVE = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (0.2, 1.0), "S": (1.0,), "b": (10,), "n": (20, 40),
+CONTRACTIVE = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (0.2, 1.0), "S": (1.0,), "b": (10,), "m": (2, 4),
                "K": (1, 3), "o": (1e-4,), "o_last": (1e-4, 1e-2), "wd": (0.0, 20 / 9, 4.0), "o_rate": (1.0,)}
 # noise decreasing within an epoch (o_last < o) or across epochs (o_rate < 1)
-DECREASING = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (10.0,), "S": (1.0,), "b": (10,), "n": (30,),
+DECREASING = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (10.0,), "S": (1.0,), "b": (10,), "m": (3,),
               "K": (1, 2), "o": (0.01,), "o_last": (0.001, 0.01), "o_rate": (0.2, 1.0), "wd": (0.0,)}
 FLAT = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (0.0,), "beta": (1.0,), "kappa_h": (1.1,), "S": (1.0,),
-        "b": (10,), "n": (50,), "K": (10, 20, 100), "o": (1e-3,), "wd": (0.0,)}
+        "b": (10,), "m": (5,), "K": (10, 20, 100), "o": (1e-3,), "wd": (0.0,)}
 CLIPPED = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (10.0,), "beta": (10.0,), "kappa_h": (1.0,), "S": (1.0,),
-           "b": (10,), "n": (50,), "K": (5, 20), "o": (1e-3,), "wd": (0.0,)}
-PER_BATCH = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (0.5, 10.0), "S": (1.0,), "b": (10,), "n": (30,),
+           "b": (10,), "m": (5,), "K": (5, 20), "o": (1e-3,), "wd": (0.0,)}
+PER_BATCH = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (0.5, 10.0), "S": (1.0,), "b": (10,), "m": (3,),
              "K": (1, 3), "o": (0.01,), "o_last": (0.001, 0.01), "j0": (0, 1, 2), "wd": (0.0, 4.0), "o_rate": (1.0,)}
-ONE_STEP = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (0.5, 2.0), "S": (1.0,), "b": (10,), "n": (30,),
+ONE_STEP = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (0.5, 2.0), "S": (1.0,), "b": (10,), "m": (3,),
             "K": (1, 2, 5), "o": (0.01,), "j0": (0, 1, 2), "wd": (0.0, 4.0)}
-LSI_GRID = {"eta": (0.05, 0.5), "mu": (0.0, 0.5, 2.0), "b": (10,), "n": (30,), "steps": (1, 7, 30), "o": (1e-3,),
+LSI_GRID = {"eta": (0.05, 0.5), "mu": (0.0, 0.5, 2.0), "b": (10,), "m": (3,), "steps": (1, 7, 30), "o": (1e-3,),
             "o_last": (1e-3, 1e-2), "o_rate": (0.5, 1.0), "wd": (0.0, 4.0)}
 LIP_F_GRID = {"eta": (0.05, 0.5, 1.5), "mu": (0.0, 0.5, 1.0), "beta": (1.0, 10.0), "kappa_h": (0.5, 1.1, 20.0)}
 LIP_T_GRID = {"eta": (0.05, 0.5), "wd": (0.0, 1.0, 4.0)}
 COUPLED_MIX = {"alpha": (2, 10), "eta": (0.05,), "lam": (1.0,), "mu_c": (4.0, 8.0, 16.0), "S": (1.0,), "b": (10,),
-               "n": (50,), "K": (20, 40, 60), "o": (1e-3,)}
+               "m": (5,), "K": (20, 40, 60), "o": (1e-3,)}
 COUPLED_FIXED = {"alpha": (2.0, 10.0), "eta": (0.05,), "lam": (1.0,), "mu_c": (4.0, 8.0), "S": (1.0,), "b": (10,),
-                 "n": (50,), "K": (5, 20), "o": (1e-3,), "j0": (0, 2, 4)}
+                 "m": (5,), "K": (5, 20), "o": (1e-3,), "j0": (0, 2, 4)}
 
 
 def _app(family: str, expected: Verdict, grid: dict, defaults: dict | None = None, bind: dict | None = None,
-         note: str = "") -> Application:
+         note: str = "", regimes: tuple[dict, ...] = ()) -> Application:
     return Application(family=family, expected=expected, grid=grid, defaults=defaults or {}, bind=bind or {},
-                       note=note)
+                       note=note, regimes=regimes)
 
 
 def _mixture_bound(kind) -> sp.Expr:
-    return kind(alpha, K, M, b, eta, S, L_F, L_T, o, o_last, o_rate)
+    return kind(alpha, K, m, b, eta, S, L_F, L_T, o, o_last, o_rate)
 
 
 def _batch_bound(kind) -> sp.Expr:
-    return kind(alpha, K, M, b, eta, S, L_F, L_T, o, o_last, o_rate, j0)
+    return kind(alpha, K, m, b, eta, S, L_F, L_T, o, o_last, o_rate, j0)
 
 
 THM46_ASSUMPTIONS = (ORDER, SENSITIVITY, LIPSCHITZ)
 SHUFFLED_DEFAULTS = {**UNCLIPPED, **CONSTANT}
-PER_BATCH_DEFAULTS = {**UNCLIPPED, "steps": K * M}
+PER_BATCH_DEFAULTS = {**UNCLIPPED, "steps": K * m}
 
 # the u-block of two coupled blocks as the paper accounts for it: the other block held fixed, L_F = |1 - eta(lam +
 # mu_c)|, L_T = 1; the v-block's gradient does not see the data (S_g = 0), so its own bound is 0
-_U_BLOCK = Theorem46Corrected(alpha, K, M, b, eta, S, L_F, 1, o, o, 1)
-_V_BLOCK = Theorem46Corrected(alpha, K, M, b, eta, 0, Abs(1 - eta * mu_c), 1, o, o, 1)
-_U_BATCH = PerBatchCorrected(alpha, K, M, b, eta, S, L_F, 1, o, o, 1, j0)
-_V_BATCH = PerBatchCorrected(alpha, K, M, b, eta, 0, Abs(1 - eta * mu_c), 1, o, o, 1, j0)
+_U_BLOCK = Theorem46Corrected(alpha, K, m, b, eta, S, L_F, 1, o, o, 1)
+_V_BLOCK = Theorem46Corrected(alpha, K, m, b, eta, 0, Abs(1 - eta * mu_c), 1, o, o, 1)
+_U_BATCH = PerBatchCorrected(alpha, K, m, b, eta, S, L_F, 1, o, o, 1, j0)
+_V_BATCH = PerBatchCorrected(alpha, K, m, b, eta, 0, Abs(1 - eta * mu_c), 1, o, o, 1, j0)
 U_LIPSCHITZ = {"L_F": Abs(1 - eta * (lam + mu_c))}
 
 # ---- Corollary 4.5 ------------------------------------------------------------------------------------------------
 _CASE1_BIND = {"c": FromFamily(Quantity.LSI_CONSTANT, {"steps": steps - 1}), **EXACT_LIPSCHITZ,
                "alpha_p": (alpha - 1) / (1 + 2 * eta * o * c / L_F**2) + 1,
                "R_prev": FromFamily(Quantity.RENYI, {"steps": steps - 1, "alpha": alpha_p})}
-_CASE1_DEFAULTS = {**UNCLIPPED, **CONSTANT, "steps": (K - 1) * M + j0 + 2}
+_CASE1_DEFAULTS = {**UNCLIPPED, **CONSTANT, "steps": (K - 1) * m + j0 + 2}
 _CASE1_NOTE = ("The step after the record's step, from the exact iterate law at steps - 1 (R_prev = R_alpha' there, "
                "c its exact LSI constant).")
 CASE1_PRINTED = alpha * R_prev / alpha_p * (1 + 2 * eta * o * c / L_F**2) ** (-1 / L_T**2)
@@ -216,7 +215,7 @@ THEOREMS = (
     Theorem(
         id="chen2024.lemma_c3", title="LSI constant of the iterate after `steps` steps (recursion)",
         source=_src("Lemma C.3"), variant=Variant.PRINTED, direction=Direction.LOWER,
-        quantity=Quantity.LSI_CONSTANT, bound=LSIRecursion(steps, M, eta, L_F, L_T, o, o_last, o_rate),
+        quantity=Quantity.LSI_CONSTANT, bound=LSIRecursion(steps, m, eta, L_F, L_T, o, o_last, o_rate),
         assumptions=(LIPSCHITZ,), requires=frozenset({"fixed_start"}),
         applications=(_app(BLOCK, Verdict.HOLDS, LSI_GRID, {"beta": Max(mu, 1), "kappa_h": Max(mu, 1)},
                            EXACT_LIPSCHITZ),),
@@ -226,7 +225,7 @@ THEOREMS = (
     Theorem(
         id="chen2024.lemma_c3.closed_form", title="LSI constant along the trajectory, closed form",
         source=_src("Lemma C.3 (proof)"), variant=Variant.PROOF, direction=Direction.LOWER,
-        quantity=Quantity.LSI_CONSTANT, bound=LSIClosedForm(steps, M, eta, L_F, L_T, o, o_last, o_rate),
+        quantity=Quantity.LSI_CONSTANT, bound=LSIClosedForm(steps, m, eta, L_F, L_T, o, o_last, o_rate),
         assumptions=(LIPSCHITZ,), requires=frozenset({"fixed_start"}),
         applications=(_app(BLOCK, Verdict.HOLDS, LSI_GRID, {"beta": Max(mu, 1), "kappa_h": Max(mu, 1)},
                            EXACT_LIPSCHITZ),),
@@ -238,7 +237,7 @@ THEOREMS = (
         source=_src("Corollary 4.5, case i0 in B"), variant=Variant.PRINTED, direction=Direction.UPPER,
         quantity=Quantity.RENYI, bound=R_prev + alpha * eta * S**2 / (4 * b**2 * o),
         assumptions=(ORDER, SENSITIVITY, CONSTANT_NOISE, PREVIOUS, RECORD_STEP), requires=frozenset({"fixed_batches"}),
-        applications=(_app(BLOCK, Verdict.HOLDS, ONE_STEP, {**UNCLIPPED, **CONSTANT, "steps": (K - 1) * M + j0 + 1},
+        applications=(_app(BLOCK, Verdict.HOLDS, ONE_STEP, {**UNCLIPPED, **CONSTANT, "steps": (K - 1) * m + j0 + 1},
                            {"R_prev": FromFamily(Quantity.RENYI, {"steps": steps - 1})},
                            "The record's step, from the exact R_alpha of the iterate before it."),),
         note="R/alpha grows by at most eta S^2/(4 b^2 o): Cauchy-Schwarz, (A + B)^2/(X + Y) <= A^2/X + B^2/Y.",
@@ -273,11 +272,9 @@ THEOREMS = (
         source=_src("Theorem 4.6 (proof)", "eqs. (33)-(39)"), variant=Variant.PROOF, direction=Direction.UPPER,
         quantity=Quantity.RENYI, bound=_mixture_bound(Theorem46Proof), assumptions=THM46_ASSUMPTIONS,
         requires=frozenset({"shuffled_once"}),
-        applications=(
-            _app(SHUFFLED, Verdict.HOLDS, MAIN, SHUFFLED_DEFAULTS, EXACT_LIPSCHITZ, "L_T = 1: no weight decay."),
-            _app(SHUFFLED, Verdict.VIOLATED, CONTRACTIVE, UNCLIPPED, EXACT_LIPSCHITZ,
-                 "Weight decay (L_T < 1) and a noisier last batch (research 3.4)."),
-        ),
+        applications=(_app(SHUFFLED, Verdict.VIOLATED, MAIN, SHUFFLED_DEFAULTS, EXACT_LIPSCHITZ,
+                           "The default grid has L_T = 1 (no weight decay); the regime adds weight decay (L_T < 1) and "
+                           "a noisier last batch (research 3.4).", (CONTRACTIVE,)),),
         note="Corollary 4.5 step by step with the input's LSI constant (Lemma C.3), mixed over j0 by eq. (39).",
     ),
     Theorem(
@@ -294,11 +291,10 @@ THEOREMS = (
         source=_src("Theorem 4.6 (corrected)"), variant=Variant.CORRECTED, direction=Direction.UPPER,
         quantity=Quantity.RENYI, bound=_mixture_bound(Theorem46Corrected), assumptions=THM46_ASSUMPTIONS,
         requires=frozenset({"shuffled_once", "single_released_block"}),
-        applications=(_app(SHUFFLED, Verdict.HOLDS, MAIN, SHUFFLED_DEFAULTS, EXACT_LIPSCHITZ),
-                      _app(SHUFFLED, Verdict.HOLDS, CONTRACTIVE, UNCLIPPED, EXACT_LIPSCHITZ),
-                      _app(SHUFFLED, Verdict.HOLDS, DECREASING, UNCLIPPED, EXACT_LIPSCHITZ),
-                      _app(SHUFFLED, Verdict.HOLDS, FLAT, CONSTANT, EXACT_LIPSCHITZ,
-                           "A flat direction: L_F = 1, the bound grows linearly in K like the truth.")),
+        applications=(_app(SHUFFLED, Verdict.HOLDS, MAIN, SHUFFLED_DEFAULTS, EXACT_LIPSCHITZ,
+                           "Regimes: weight decay with a noisier last batch; decreasing noise; a flat direction "
+                           "(L_F = 1: the bound grows linearly in K like the truth).",
+                           (CONTRACTIVE, DECREASING, FLAT)),),
         note="Valid for one released block whose map does not depend on other data-dependent blocks.",
     ),
     Theorem(
@@ -306,8 +302,8 @@ THEOREMS = (
         source=_src("Theorem 4.6 (corrected)", "eq. (9) with c_K^0 and l = k+1..K-1"), variant=Variant.CORRECTED,
         direction=Direction.UPPER, quantity=Quantity.RENYI, bound=_mixture_bound(Theorem46ClosedForm),
         assumptions=THM46_ASSUMPTIONS, requires=frozenset({"shuffled_once", "single_released_block"}),
-        applications=(_app(SHUFFLED, Verdict.HOLDS, MAIN, SHUFFLED_DEFAULTS, EXACT_LIPSCHITZ),
-                      _app(SHUFFLED, Verdict.HOLDS, CONTRACTIVE, UNCLIPPED, EXACT_LIPSCHITZ)),
+        applications=(_app(SHUFFLED, Verdict.HOLDS, MAIN, SHUFFLED_DEFAULTS, EXACT_LIPSCHITZ,
+                           regimes=(CONTRACTIVE,)),),
         note="Equal to the corrected recursion (tests/catalog/test_chen2024.py).",
     ),
     Theorem(
@@ -315,12 +311,9 @@ THEOREMS = (
         source=_src("Theorem 4.6 with Lemma 4.1"), variant=Variant.MISAPPLIED, direction=Direction.UPPER,
         quantity=Quantity.RENYI, bound=_mixture_bound(Theorem46Corrected), assumptions=THM46_ASSUMPTIONS,
         requires=frozenset({"shuffled_once"}),
-        applications=(
-            _app(SHUFFLED, Verdict.VIOLATED, FLAT, CONSTANT, {"L_F": PRINTED_LF, "L_T": 1},
-                 "A flat direction: printed L_F = 0.95, true 1 (research 3.6a)."),
-            _app(SHUFFLED, Verdict.VIOLATED, CLIPPED, CONSTANT, {"L_F": PRINTED_LF, "L_T": 1},
-                 "Active Hessian clipping: printed L_F = 0.5, true 0.95 (research 3.6b)."),
-        ),
+        applications=(_app(SHUFFLED, Verdict.VIOLATED, FLAT, CONSTANT, {"L_F": PRINTED_LF, "L_T": 1},
+                           "A flat direction: printed L_F = 0.95, true 1 (research 3.6a); the regime has active "
+                           "Hessian clipping: printed L_F = 0.5, true 0.95 (research 3.6b).", (CLIPPED,)),),
         note="The paper's headline claim 'only convexity, not strong convexity' rests on Lemma 4.1.",
     ),
     # ---- Theorem 4.6 per batch assignment (fixed batches, eq. 38) -------------------------------------------------
@@ -404,17 +397,16 @@ THEOREMS = (
     Theorem(
         id="chen2024.composition", title="Composition with every state revealed (baseline)",
         source=_src("Section 4.4 / Appendix E baseline"), variant=Variant.DERIVED, direction=Direction.UPPER,
-        quantity=Quantity.RENYI, bound=CompositionBaseline(alpha, K, M, b, eta, S, o, o_last, o_rate, -1),
+        quantity=Quantity.RENYI, bound=CompositionBaseline(alpha, K, m, b, eta, S, o, o_last, o_rate, -1),
         assumptions=(ORDER, SENSITIVITY), requires=frozenset(),
-        applications=(_app(SHUFFLED, Verdict.HOLDS, MAIN, SHUFFLED_DEFAULTS),
-                      _app(SHUFFLED, Verdict.HOLDS, CONTRACTIVE, UNCLIPPED)),
+        applications=(_app(SHUFFLED, Verdict.HOLDS, MAIN, SHUFFLED_DEFAULTS, regimes=(CONTRACTIVE,)),),
         note="alpha eta S^2/(4 b^2) sum_k 1/o(k, j0), worst j0: one Gaussian mechanism per epoch.",
     ),
     Theorem(
         id="chen2024.dpsgd_baseline", title="DP-SGD accounting (Poisson rate b/n) the paper compares with",
         source=_src("Section 5 (DP-SGD comparison)"), variant=Variant.DERIVED, direction=Direction.UPPER,
         quantity=Quantity.RENYI,
-        bound=SampledGaussianBaseline(alpha, K * M, b / n, b * sqrt(2 * o / eta) / S),
+        bound=SampledGaussianBaseline(alpha, K * m, 1 / m, b * sqrt(2 * o / eta) / S),
         assumptions=(ORDER, INTEGER_ORDER, CONSTANT_NOISE, TWO_BATCHES,
                      Assumption("positive_sensitivity", S > 0, "S_g > 0")), requires=frozenset(),
         applications=(_app(SHUFFLED, Verdict.HOLDS, MAIN, SHUFFLED_DEFAULTS),),

@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from verify.errors import ResourceLimitError
 from verify.recursion import RecursiveBound
+
+MAX_STEPS = 200_000  # steps of a recursion (summed over the batch positions) one bound evaluation may run
+
+
+def _affordable(steps: int) -> None:
+    if steps > MAX_STEPS:
+        raise ResourceLimitError(f"the recursion would run {steps} steps (cap {MAX_STEPS})")
 
 
 def _noise(N: Any, o: Any, o_last: Any, o_rate: Any, m: int, t: int) -> Any:
@@ -23,6 +31,7 @@ def _noise(N: Any, o: Any, o_last: Any, o_rate: Any, m: int, t: int) -> Any:
 
 def _inverse_lsi(N: Any, total: int, m: int, eta: Any, LF: Any, LT: Any, o: Any, o_last: Any, o_rate: Any) -> list:
     """V_0 .. V_total of Lemma C.3: V_{t+1} = L_T^2 (L_F^2 V_t + 2 eta o_t), V_0 = 0."""
+    _affordable(total)
     V = [N.mpf(0)]
     for t in range(total):
         V.append(LT**2 * (LF**2 * V[-1] + 2 * eta * _noise(N, o, o_last, o_rate, m, t)))
@@ -101,6 +110,7 @@ class _Theorem46(RecursiveBound):
 
     @classmethod
     def compute(cls, N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate):
+        _affordable(K * m * m)
         return _mixture(N, alpha, [cls.per_batch(N, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j)
                                    for j in range(m)])
 
@@ -156,16 +166,22 @@ def _closed_terms(N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0, prin
     form. Corrected: (c_k^{j0+1}/c_K^0 (L_F L_T)^(-2 n1) prod_{l=k+1}^{K-1} c_l^{j0+1}/c_l^{j0})^(-1), n1 =
     (m - 1)(K - k) - j0 case-1 steps; printed: c_K^{m-1} for c_K^0, l = k..K, exponent -1/L_T^2. An index past the
     run extends the recursion; c_l^m is c_{l+1}^0."""
+    cache: dict[int, Any] = {}
+
     def V(t: int) -> Any:
-        return _inverse_lsi_closed(N, t, m, eta, LF, LT, o, o_last, o_rate)
+        if t not in cache:
+            cache[t] = _inverse_lsi_closed(N, t, m, eta, LF, LT, o, o_last, o_rate)
+        return cache[t]
+
+    _affordable(K * K * (K + 1) * m)
 
     exponent = 1 / LT**2 if printed else N.mpf(1)
     end = K * m + m - 1 if printed else K * m
     total = N.mpf(0)
     for k in range(K):
-        steps = range(k, K + 1) if printed else range(k + 1, K)
-        numer = [k * m + j0 + 1] + [l * m + j0 + 1 for l in steps]  # the c's in numerators ...
-        denom = [end] + [l * m + j0 for l in steps]  # ... and in denominators; c_a/c_b = V_b/V_a
+        epochs = range(k, K + 1) if printed else range(k + 1, K)
+        numer = [k * m + j0 + 1] + [e * m + j0 + 1 for e in epochs]  # the c's in numerators ...
+        denom = [end] + [e * m + j0 for e in epochs]  # ... and in denominators; c_a/c_b = V_b/V_a
         if 0 in denom:  # c^(0) = +inf in a denominator: the product is 0 and its negative power +inf
             return N.inf
         ratio = N.mpf(1)

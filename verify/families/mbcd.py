@@ -1,7 +1,7 @@
 """DP mini-batch block coordinate descent (Chen & Liu, seed 003, Algorithm 1) on quadratic blocks: exact truths from
 the linear-Gaussian engine (verify.truth.linear_gaussian).
 
-Batches: n records cut into m = n/b fixed batches, run in the same order every epoch (step t = k m + j uses batch
+Batches: n = m b records cut into m fixed batches of b, run in the same order every epoch (step t = k m + j uses batch
 j); the differing record (replace-one) sits in batch j0. Each step is the noisy proximal step of eq. (6):
 theta <- T(theta - eta s grad f_B(theta) + N(0, 2 eta o(k, j) I)) with the Hessian-norm clipping factor
 s = min(kappa_h / ||H||, 1) (constant on a quadratic), the prox T of the weight decay (wd/2)||theta||^2,
@@ -13,7 +13,7 @@ from __future__ import annotations
 import mpmath
 import sympy as sp
 
-from verify.errors import ParameterError
+from verify.errors import ResourceLimitError
 from verify.families._exact import exact
 from verify.model import Assumption, Family, Parameter, Quantity
 from verify.results import Truth
@@ -29,9 +29,9 @@ from verify.symbols import (
     j0,
     kappa_h,
     lam,
+    m,
     mu,
     mu_c,
-    n,
     o,
     o_last,
     o_rate,
@@ -65,19 +65,22 @@ def _clip(kappa_h, beta):
     return -N.maximum(-N.mpf(kappa_h) / N.mpf(beta), N.mpf(-1))
 
 
-def _batches(n: float, b: float) -> int:
-    m = int(n) // int(b)
-    if m * int(b) != int(n):
-        raise ParameterError(f"n = {n:g} must be a multiple of the batch size b = {b:g}")
-    return m
+MAX_PROPAGATIONS = 40_000  # affine steps one truth may propagate at 50 digits (summed over assignments): ~5 s
 
 
-def block_pair(eta, mu, beta, kappa_h, S, b, n, steps, o, o_last, o_rate, wd, j0) -> LinearGaussianPair:
+def _affordable(steps: int, assignments: int = 1) -> None:
+    if steps * assignments > MAX_PROPAGATIONS:
+        raise ResourceLimitError(f"{steps} steps x {assignments} batch assignments exceed the engine's cap of "
+                                 f"{MAX_PROPAGATIONS} propagated steps per truth")
+
+
+def block_pair(eta, mu, beta, kappa_h, S, b, m, steps, o, o_last, o_rate, wd, j0) -> LinearGaussianPair:
     """The two runs (record in batch j0 on D; the replaced record on D') of one released block with
     l(theta; x) = (beta/2) theta_1^2 + (mu/2)(theta_2 - x)^2 (mu = 0: -x theta_2, a flat direction), start 0.
     Coordinate 2 carries the data; S is the per-example difference of the gradient as applied (after the clipping
     factor s), so the batch gradient moves by S / b when the step's batch is j0."""
-    m = _batches(n, b)
+    m = int(m)
+    _affordable(int(steps))
     with mpmath.workdps(_DPS):
         s = _clip(kappa_h, beta)
         eta_ = mpmath.mpf(eta)
@@ -92,10 +95,11 @@ def block_pair(eta, mu, beta, kappa_h, S, b, n, steps, o, o_last, o_rate, wd, j0
     return LinearGaussianPair.make(chain)
 
 
-def coupled_pair(eta, lam, mu_c, S, b, n, K, o, j0) -> LinearGaussianPair:
+def coupled_pair(eta, lam, mu_c, S, b, m, K, o, j0) -> LinearGaussianPair:
     """Two released scalar blocks u, v with l(u, v; x) = (lam/2)(u - x)^2 + (mu_c/2)(v - u)^2 (the inventory's
     instance D1), Gauss-Seidel: a noisy u-step on the batch, then a noisy v-step that sees the new u; K epochs."""
-    m = _batches(n, b)
+    m = int(m)
+    _affordable(2 * int(K) * m)
     with mpmath.workdps(_DPS):
         e, lm, c = mpmath.mpf(eta), mpmath.mpf(lam), mpmath.mpf(mu_c)
         v = 2 * e * mpmath.mpf(o)
@@ -110,10 +114,11 @@ def coupled_pair(eta, lam, mu_c, S, b, n, K, o, j0) -> LinearGaussianPair:
     return LinearGaussianPair.make(chain)
 
 
-def _block_variances(eta, mu, beta, kappa_h, b, n, steps, o, o_last, o_rate, wd):
+def _block_variances(eta, mu, beta, kappa_h, m, steps, o, o_last, o_rate, wd):
     """The variances of the two coordinates after `steps` steps (the law is N(m, diag(v1, v2)))."""
     N = num()
-    m = _batches(n, b)
+    m = int(m)
+    _affordable(int(steps))
     s = _clip(kappa_h, beta)
     a1, a2 = 1 - N.mpf(eta) * s * N.mpf(beta), 1 - N.mpf(eta) * s * N.mpf(mu)
     tau2 = (1 / (1 + N.mpf(eta) * N.mpf(wd))) ** 2
@@ -124,10 +129,10 @@ def _block_variances(eta, mu, beta, kappa_h, b, n, steps, o, o_last, o_rate, wd)
     return v1, v2
 
 
-def _lsi(eta, mu, beta, kappa_h, b, n, steps, o, o_last, o_rate, wd):
+def _lsi(eta, mu, beta, kappa_h, m, steps, o, o_last, o_rate, wd):
     """The LSI constant of N(m, diag(v1, v2)): 1/max(v1, v2) (+inf for the point mass at steps = 0)."""
     N = num()
-    v1, v2 = _block_variances(eta, mu, beta, kappa_h, b, n, steps, o, o_last, o_rate, wd)
+    v1, v2 = _block_variances(eta, mu, beta, kappa_h, m, steps, o, o_last, o_rate, wd)
     if int(steps) == 0:
         return N.inf
     return 1 / N.maximum(v1, v2)
@@ -144,25 +149,27 @@ def _lip_t(eta, wd):
     return 1 / (1 + eta * wd)
 
 
-def _block_renyi(alpha, eta, mu, beta, kappa_h, S, b, n, steps, o, o_last, o_rate, wd, j0) -> Truth:
-    pair = block_pair(eta, mu, beta, kappa_h, S, b, n, steps, o, o_last, o_rate, wd, j0)
+def _block_renyi(alpha, eta, mu, beta, kappa_h, S, b, m, steps, o, o_last, o_rate, wd, j0) -> Truth:
+    pair = block_pair(eta, mu, beta, kappa_h, S, b, m, steps, o, o_last, o_rate, wd, j0)
     return linear_gaussian_truth(pair, alpha, what="DP-MBCD block, fixed batches")
 
 
-def _shuffled_renyi(alpha, eta, mu, beta, kappa_h, S, b, n, K, o, o_last, o_rate, wd) -> Truth:
-    m = _batches(n, b)
-    pairs = [block_pair(eta, mu, beta, kappa_h, S, b, n, int(K) * m, o, o_last, o_rate, wd, j) for j in range(m)]
+def _shuffled_renyi(alpha, eta, mu, beta, kappa_h, S, b, m, K, o, o_last, o_rate, wd) -> Truth:
+    m = int(m)
+    _affordable(int(K) * m, m)
+    pairs = [block_pair(eta, mu, beta, kappa_h, S, b, m, int(K) * m, o, o_last, o_rate, wd, j) for j in range(m)]
     return assignment_mixture_truth(pairs, alpha, what="DP-MBCD block, shuffled once (j0 uniform)")
 
 
-def _coupled_renyi(alpha, eta, lam, mu_c, S, b, n, K, o, j0) -> Truth:
-    return linear_gaussian_truth(coupled_pair(eta, lam, mu_c, S, b, n, K, o, j0), alpha,
+def _coupled_renyi(alpha, eta, lam, mu_c, S, b, m, K, o, j0) -> Truth:
+    return linear_gaussian_truth(coupled_pair(eta, lam, mu_c, S, b, m, K, o, j0), alpha,
                                  what="DP-MBCD, two coupled released blocks, fixed batches")
 
 
-def _coupled_shuffled_renyi(alpha, eta, lam, mu_c, S, b, n, K, o) -> Truth:
-    m = _batches(n, b)
-    pairs = [coupled_pair(eta, lam, mu_c, S, b, n, K, o, j) for j in range(m)]
+def _coupled_shuffled_renyi(alpha, eta, lam, mu_c, S, b, m, K, o) -> Truth:
+    m = int(m)
+    _affordable(2 * int(K) * m, m)
+    pairs = [coupled_pair(eta, lam, mu_c, S, b, m, K, o, j) for j in range(m)]
     return assignment_mixture_truth(pairs, alpha, what="DP-MBCD, two coupled released blocks, shuffled once")
 
 
@@ -170,8 +177,7 @@ def _param(symbol: sp.Symbol, domain: sp.Basic, text: str, quantities=(), intege
     return Parameter(symbol, domain, text, integer=integer, quantities=tuple(quantities))
 
 
-_BATCHES = Assumption("whole_batches", sp.Eq(n / b, sp.floor(n / b)), "n is a multiple of the batch size b")
-_J0 = Assumption("j0_in_range", j0 <= n / b - 1, "0 <= j0 <= m - 1 (m = n/b batches)")
+_J0 = Assumption("j0_in_range", j0 <= m - 1, "0 <= j0 <= m - 1")
 _CURVATURES = Assumption("curvatures", mu <= beta, "0 <= mu <= beta: beta = ||H|| is the block's largest curvature")
 
 _ALPHA = _param(alpha, alpha > 1, "Rényi order", (_R,))
@@ -182,8 +188,8 @@ _KAPPA = _param(kappa_h, kappa_h > 0, "Hessian-norm clipping threshold (eq. 6); 
                 (_R, _LSI, _LF))
 _S = _param(S, S >= 0, "per-example difference of the applied gradient, s |grad l(theta; x) - grad l(theta; x')| "
             "(s the clipping factor)", (_R,))
-_B = _param(b, b >= 1, "batch size", (_R, _LSI), integer=True)
-_N = _param(n, n >= 1, "dataset size (replace-one neighbours), a multiple of b", (_R, _LSI), integer=True)
+_B = _param(b, b >= 1, "batch size", (_R,), integer=True)
+_M = _param(m, m >= 1, "batches per epoch (n = m b records, replace-one neighbours)", (_R, _LSI), integer=True)
 _O = _param(o, o > 0, "noise magnitude o(k, j) of batches j < m - 1 in epoch 0 (variance 2 eta o)", (_R, _LSI))
 _O_LAST = _param(o_last, o_last > 0, "o(k, m - 1) in epoch 0: the last batch's noise", (_R, _LSI))
 _O_RATE = _param(o_rate, o_rate > 0, "per-epoch factor of the schedule: o(k, j) = o(0, j) o_rate^k", (_R, _LSI))
@@ -199,7 +205,7 @@ MBCD_QUADRATIC = Family(
     description=f"{_BLOCK_ALL}, fixed batches with the differing record in batch j0, `steps` global steps from 0, "
                 "last iterate released; noise o(k, j) = o_rate^k (o_last if j = m - 1 else o), weight-decay prox. "
                 "Also the LSI constant of the iterate's law and the Lipschitz constants of F and T.",
-    parameters=(_ALPHA, _ETA, _MU, _BETA, _KAPPA, _S, _B, _N,
+    parameters=(_ALPHA, _ETA, _MU, _BETA, _KAPPA, _S, _B, _M,
                 _param(steps, steps >= 1, "global steps run (step t uses batch t mod m)", (_R, _LSI), integer=True),
                 _O, _O_LAST, _O_RATE, _WD, _J0P),
     facts=frozenset({"quadratic_loss", "replace_one", "fixed_start", "fixed_batches", "single_released_block"}),
@@ -210,7 +216,7 @@ MBCD_QUADRATIC = Family(
         _LT: exact(lambda eta, wd: _lip_t(eta, wd), "1/(1 + eta wd): the prox of a weight decay is a scaling"),
     },
     method=_HOW,
-    constraints=(_BATCHES, _J0, _CURVATURES),
+    constraints=(_J0, _CURVATURES),
 )
 
 MBCD_QUADRATIC_SHUFFLED = Family(
@@ -218,7 +224,7 @@ MBCD_QUADRATIC_SHUFFLED = Family(
     description=f"{_BLOCK_ALL}, batches shuffled once (j0 uniform over the m batches, secret) and kept for K epochs; "
                 "the other records equal the replaced one, so the law on D is a mixture over j0 and on D' one "
                 "Gaussian; both orders.",
-    parameters=(_ALPHA, _ETA, _MU, _BETA, _KAPPA, _S, _B, _N, _param(K, K >= 1, "epochs", (_R,), integer=True),
+    parameters=(_ALPHA, _ETA, _MU, _BETA, _KAPPA, _S, _B, _M, _param(K, K >= 1, "epochs", (_R,), integer=True),
                 _O, _O_LAST, _O_RATE, _WD),
     facts=frozenset({"quadratic_loss", "replace_one", "fixed_start", "shuffled_once", "single_released_block"}),
     truths={
@@ -228,7 +234,7 @@ MBCD_QUADRATIC_SHUFFLED = Family(
     },
     method=f"{_HOW}, per assignment; mixture over j0 by Gauss-Legendre quadrature with an error bound (both orders) "
            "and an Arb enclosure",
-    constraints=(_BATCHES, _CURVATURES),
+    constraints=(_CURVATURES,),
     expensive=True,
 )
 
@@ -239,7 +245,7 @@ _COUPLED_PARAMS = (_ETA, _param(lam, lam > 0, "curvature of the data term in u")
                    _param(mu_c, mu_c >= 0, "coupling between the blocks"),
                    _param(S, S >= 0, "per-example gradient difference in u, lam |x - x'|"),
                    _param(b, b >= 1, "batch size", integer=True),
-                   _param(n, n >= 1, "dataset size, a multiple of b", integer=True),
+                   _param(m, m >= 1, "batches per epoch (n = m b records)", integer=True),
                    _param(K, K >= 1, "epochs", integer=True),
                    _param(o, o > 0, "noise magnitude of every step (variance 2 eta o)"))
 
@@ -250,7 +256,7 @@ MBCD_COUPLED = Family(
     facts=frozenset({"quadratic_loss", "replace_one", "fixed_start", "fixed_batches", "coupled_blocks"}),
     truths={_R: _coupled_renyi},
     method=_HOW,
-    constraints=(_BATCHES, _J0),
+    constraints=(_J0,),
 )
 
 MBCD_COUPLED_SHUFFLED = Family(
@@ -263,7 +269,6 @@ MBCD_COUPLED_SHUFFLED = Family(
     truths={_R: _coupled_shuffled_renyi},
     method=f"{_HOW}, per assignment; the mixture over j0 by the integer-order series over compositions (exact, "
            "Arb-enclosed)",
-    constraints=(_BATCHES,),
     expensive=True,
 )
 

@@ -70,7 +70,7 @@ class Sweep:
 def base_point(theorem: Theorem, app: Application, result: ApplicationResult) -> dict[str, float] | None:
     """The grid parameters of the worst checked point, else of the first grid point inside the assumptions."""
     if result.worst is not None:
-        return {k: result.worst.params[k] for k in sorted(app.grid)}
+        return {k: result.worst.params[k] for k in app.grid_names if k in result.worst.params}
     for params in grid_points(app):
         try:
             resolve(theorem, app, params)
@@ -86,7 +86,7 @@ def sweep(theorem: Theorem, app: Application, base: Mapping[str, float], paramet
     others = companions(app)
     points, values, excluded = [], [], []
     start = time.perf_counter()
-    for value in sweep_values(parameter, base[parameter], app.grid.get(parameter, ())):
+    for value in sweep_values(parameter, base[parameter], app.grid_values(parameter)):
         if time.perf_counter() - start > budget_s:  # values ascend, and so does the cost of K and n
             excluded.append((value, f"not computed: the sweep's time budget ({budget_s:g} s) was spent"))
             continue
@@ -108,7 +108,7 @@ def sweep(theorem: Theorem, app: Application, base: Mapping[str, float], paramet
 
 def swept_parameters(app: Application) -> list[str]:
     """K, alpha and n, where the application's grid varies them (i.e. where they are free parameters)."""
-    return [p for p in SWEPT if p in app.grid]
+    return [p for p in SWEPT if p in app.grid_names]
 
 
 def sweeps_for(theorem: Theorem, app: Application, result: ApplicationResult) -> list[Sweep]:
