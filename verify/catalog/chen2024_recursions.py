@@ -173,7 +173,7 @@ def _closed_terms(N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0, prin
             cache[t] = _inverse_lsi_closed(N, t, m, eta, LF, LT, o, o_last, o_rate)
         return cache[t]
 
-    _affordable(K * K * (K + 1) * m)
+    _affordable((2 * K + 3) * (K + 2) * m)  # at most 2K + 3 distinct V_t, each a sum of <= (K + 2) m terms
 
     exponent = 1 / LT**2 if printed else N.mpf(1)
     end = K * m + m - 1 if printed else K * m
