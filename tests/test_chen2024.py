@@ -127,14 +127,14 @@ def test_recursion_refuses_a_non_integer_epoch_count_and_caps_its_work():
 dyadic = st.integers(1, 31).map(lambda k: k / 32)
 
 
-@settings(max_examples=40, deadline=None)
-@given(alpha=st.floats(1.01, 30), eta=dyadic, mu=st.integers(0, 16).map(lambda k: k / 8), m=st.integers(1, 6),
-       K=st.integers(1, 8), o=st.floats(1e-3, 1.0), S=st.floats(0.01, 3), b=st.integers(1, 50), data=st.data(),
-       wd=st.sampled_from([0.0, 0.5, 4.0]))
 def _geometric(r, k):
     return mpmath.mpf(k) if r == 1 else (1 - r**k) / (1 - r)
 
 
+@settings(max_examples=40, deadline=None)
+@given(alpha=st.floats(1.01, 30), eta=dyadic, mu=st.integers(0, 16).map(lambda k: k / 8), m=st.integers(1, 6),
+       K=st.integers(1, 8), o=st.floats(1e-3, 1.0), S=st.floats(0.01, 3), b=st.integers(1, 50), data=st.data(),
+       wd=st.sampled_from([0.0, 0.5, 4.0]))
 def test_fixed_batch_truth_matches_the_solved_recursion(alpha, eta, mu, m, K, o, S, b, data, wd):
     """Research 3.1, solved by hand with the prox T = tau id folded in (c = tau a, tau = 1/(1 + eta wd)):
     delta_N = tau Delta c^(m-1-j0) (1 - c^(mK))/(1 - c^m), s_N^2 = tau^2 2 eta o (1 - c^(2N))/(1 - c^2),
