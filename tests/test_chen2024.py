@@ -219,4 +219,4 @@ def test_family_inputs_are_validated_with_named_errors():
         fam.truth(**{**base, "mu": 2.0})
     with pytest.raises(ResourceLimitError):
         family("mbcd_quadratic_shuffled").truth(**{k: v for k, v in base.items() if k not in ("steps", "j0", "m")},
-                                                m=400, K=100)
+                                                m=50, K=500)

@@ -82,12 +82,12 @@ SMOOTH = Assumption("block_smooth_convex", sp.And(mu >= 0, mu <= beta), "0 <= He
 
 EXACT_LIPSCHITZ = {"L_F": FromFamily(Quantity.GRADIENT_MAP_LIPSCHITZ), "L_T": FromFamily(Quantity.PROX_LIPSCHITZ)}
 PRINTED_LF = Max(Abs(1 - kappa_h), Abs(1 - eta * beta))  # Lemma 4.1 as printed
-UNCLIPPED = {"beta": mu, "kappa_h": mu}  # kappa_h = ||H||: no Hessian clipping
+UNCLIPPED = {"beta": Max(mu, 1), "kappa_h": Max(mu, 1)}  # kappa_h = ||H|| = beta: no Hessian clipping
 CONSTANT = {"o_last": o, "o_rate": 1}
 
 # ---- grids ------------------------------------------------------------------------------------------------------
 MAIN = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (0.4, 2.0), "S": (1.0,), "b": (10,), "m": (2, 5),
-        "K": (1, 5, 20), "o": (1e-3, 1e-2), "wd": (0.0,)}
+        "K": (1, 5, 20), "o": (1e-3, 1e-2), "o_last": (1e-3, 1e-2), "o_rate": (1.0,), "wd": (0.0,)}
 # weight decay (L_T < 1) with a noisier last batch: the inventory's Section 3.4 point is mu = 0.2, wd = 20/9, m = 2
 CONTRACTIVE = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (0.2, 1.0), "S": (1.0,), "b": (10,), "m": (2, 4),
                "K": (1, 3), "o": (1e-4,), "o_last": (1e-4, 1e-2), "wd": (0.0, 20 / 9, 4.0), "o_rate": (1.0,)}
@@ -95,9 +95,9 @@ CONTRACTIVE = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (0.2, 1.0), "S": (1.0
 DECREASING = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (10.0,), "S": (1.0,), "b": (10,), "m": (3,),
               "K": (1, 2), "o": (0.01,), "o_last": (0.001, 0.01), "o_rate": (0.2, 1.0), "wd": (0.0,)}
 FLAT = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (0.0,), "beta": (1.0,), "kappa_h": (1.1,), "S": (1.0,),
-        "b": (10,), "m": (5,), "K": (10, 20, 100), "o": (1e-3,), "wd": (0.0,)}
+        "b": (10,), "m": (5,), "K": (10, 20, 100), "o": (1e-3,), "o_last": (1e-3,), "o_rate": (1.0,), "wd": (0.0,)}
 CLIPPED = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (10.0,), "beta": (10.0,), "kappa_h": (1.0,), "S": (1.0,),
-           "b": (10,), "m": (5,), "K": (5, 20), "o": (1e-3,), "wd": (0.0,)}
+           "b": (10,), "m": (5,), "K": (5, 20), "o": (1e-3,), "o_last": (1e-3,), "o_rate": (1.0,), "wd": (0.0,)}
 PER_BATCH = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (0.5, 10.0), "S": (1.0,), "b": (10,), "m": (3,),
              "K": (1, 3), "o": (0.01,), "o_last": (0.001, 0.01), "j0": (0, 1, 2), "wd": (0.0, 4.0), "o_rate": (1.0,)}
 ONE_STEP = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (0.5, 2.0), "S": (1.0,), "b": (10,), "m": (3,),
@@ -127,7 +127,6 @@ def _batch_bound(kind) -> sp.Expr:
 
 
 THM46_ASSUMPTIONS = (ORDER, SENSITIVITY, LIPSCHITZ)
-SHUFFLED_DEFAULTS = {**UNCLIPPED, **CONSTANT}
 PER_BATCH_DEFAULTS = {**UNCLIPPED, "steps": K * m}
 
 # the u-block of two coupled blocks as the paper accounts for it: the other block held fixed, L_F = |1 - eta(lam +
@@ -217,7 +216,7 @@ THEOREMS = (
         source=_src("Lemma C.3"), variant=Variant.PRINTED, direction=Direction.LOWER,
         quantity=Quantity.LSI_CONSTANT, bound=LSIRecursion(steps, m, eta, L_F, L_T, o, o_last, o_rate),
         assumptions=(LIPSCHITZ,), requires=frozenset({"fixed_start"}),
-        applications=(_app(BLOCK, Verdict.HOLDS, LSI_GRID, {"beta": Max(mu, 1), "kappa_h": Max(mu, 1)},
+        applications=(_app(BLOCK, Verdict.HOLDS, LSI_GRID, UNCLIPPED,
                            EXACT_LIPSCHITZ),),
         note="1/c^(t+1) = L_F^2 L_T^2 / c^(t) + 2 eta L_T^2 o_t from the point mass (c^(0) = +inf); a valid (smaller) "
              "LSI constant. On a Gaussian iterate the best constant is 1/max variance.",
@@ -227,7 +226,7 @@ THEOREMS = (
         source=_src("Lemma C.3 (proof)"), variant=Variant.PROOF, direction=Direction.LOWER,
         quantity=Quantity.LSI_CONSTANT, bound=LSIClosedForm(steps, m, eta, L_F, L_T, o, o_last, o_rate),
         assumptions=(LIPSCHITZ,), requires=frozenset({"fixed_start"}),
-        applications=(_app(BLOCK, Verdict.HOLDS, LSI_GRID, {"beta": Max(mu, 1), "kappa_h": Max(mu, 1)},
+        applications=(_app(BLOCK, Verdict.HOLDS, LSI_GRID, UNCLIPPED,
                            EXACT_LIPSCHITZ),),
         note="Equal to the recursion (tests/catalog/test_chen2024.py).",
     ),
@@ -262,7 +261,7 @@ THEOREMS = (
         source=_src("Theorem 4.6", "eq. (9)"), variant=Variant.PRINTED, direction=Direction.UPPER,
         quantity=Quantity.RENYI, bound=_mixture_bound(Theorem46Printed), assumptions=THM46_ASSUMPTIONS,
         requires=frozenset({"shuffled_once"}),
-        applications=(_app(SHUFFLED, Verdict.HOLDS, MAIN, SHUFFLED_DEFAULTS, EXACT_LIPSCHITZ),),
+        applications=(_app(SHUFFLED, Verdict.HOLDS, MAIN, UNCLIPPED, EXACT_LIPSCHITZ),),
         note="Vacuous: under the paper's point-mass start (c_0^0 = +inf) the j0 = k = 0 term has the factor "
              "c_0^1/c_0^0 = 0 raised to -1/L_T^2, so eq. (9) is +inf. Its other indices are also off: c_K^{n/b-1} "
              "should be c_K^0 and the product should run over l = k+1..K-1.",
@@ -272,7 +271,7 @@ THEOREMS = (
         source=_src("Theorem 4.6 (proof)", "eqs. (33)-(39)"), variant=Variant.PROOF, direction=Direction.UPPER,
         quantity=Quantity.RENYI, bound=_mixture_bound(Theorem46Proof), assumptions=THM46_ASSUMPTIONS,
         requires=frozenset({"shuffled_once"}),
-        applications=(_app(SHUFFLED, Verdict.VIOLATED, MAIN, SHUFFLED_DEFAULTS, EXACT_LIPSCHITZ,
+        applications=(_app(SHUFFLED, Verdict.VIOLATED, MAIN, UNCLIPPED, EXACT_LIPSCHITZ,
                            "The default grid has L_T = 1 (no weight decay); the regime adds weight decay (L_T < 1) and "
                            "a noisier last batch (research 3.4).", (CONTRACTIVE,)),),
         note="Corollary 4.5 step by step with the input's LSI constant (Lemma C.3), mixed over j0 by eq. (39).",
@@ -291,7 +290,7 @@ THEOREMS = (
         source=_src("Theorem 4.6 (corrected)"), variant=Variant.CORRECTED, direction=Direction.UPPER,
         quantity=Quantity.RENYI, bound=_mixture_bound(Theorem46Corrected), assumptions=THM46_ASSUMPTIONS,
         requires=frozenset({"shuffled_once", "single_released_block"}),
-        applications=(_app(SHUFFLED, Verdict.HOLDS, MAIN, SHUFFLED_DEFAULTS, EXACT_LIPSCHITZ,
+        applications=(_app(SHUFFLED, Verdict.HOLDS, MAIN, UNCLIPPED, EXACT_LIPSCHITZ,
                            "Regimes: weight decay with a noisier last batch; decreasing noise; a flat direction "
                            "(L_F = 1: the bound grows linearly in K like the truth).",
                            (CONTRACTIVE, DECREASING, FLAT)),),
@@ -302,7 +301,7 @@ THEOREMS = (
         source=_src("Theorem 4.6 (corrected)", "eq. (9) with c_K^0 and l = k+1..K-1"), variant=Variant.CORRECTED,
         direction=Direction.UPPER, quantity=Quantity.RENYI, bound=_mixture_bound(Theorem46ClosedForm),
         assumptions=THM46_ASSUMPTIONS, requires=frozenset({"shuffled_once", "single_released_block"}),
-        applications=(_app(SHUFFLED, Verdict.HOLDS, MAIN, SHUFFLED_DEFAULTS, EXACT_LIPSCHITZ,
+        applications=(_app(SHUFFLED, Verdict.HOLDS, MAIN, UNCLIPPED, EXACT_LIPSCHITZ,
                            regimes=(CONTRACTIVE,)),),
         note="Equal to the corrected recursion (tests/catalog/test_chen2024.py).",
     ),
@@ -311,7 +310,7 @@ THEOREMS = (
         source=_src("Theorem 4.6 with Lemma 4.1"), variant=Variant.MISAPPLIED, direction=Direction.UPPER,
         quantity=Quantity.RENYI, bound=_mixture_bound(Theorem46Corrected), assumptions=THM46_ASSUMPTIONS,
         requires=frozenset({"shuffled_once"}),
-        applications=(_app(SHUFFLED, Verdict.VIOLATED, FLAT, CONSTANT, {"L_F": PRINTED_LF, "L_T": 1},
+        applications=(_app(SHUFFLED, Verdict.VIOLATED, FLAT, {}, {"L_F": PRINTED_LF, "L_T": 1},
                            "A flat direction: printed L_F = 0.95, true 1 (research 3.6a); the regime has active "
                            "Hessian clipping: printed L_F = 0.5, true 0.95 (research 3.6b).", (CLIPPED,)),),
         note="The paper's headline claim 'only convexity, not strong convexity' rests on Lemma 4.1.",
@@ -399,7 +398,7 @@ THEOREMS = (
         source=_src("Section 4.4 / Appendix E baseline"), variant=Variant.DERIVED, direction=Direction.UPPER,
         quantity=Quantity.RENYI, bound=CompositionBaseline(alpha, K, m, b, eta, S, o, o_last, o_rate, -1),
         assumptions=(ORDER, SENSITIVITY), requires=frozenset(),
-        applications=(_app(SHUFFLED, Verdict.HOLDS, MAIN, SHUFFLED_DEFAULTS, regimes=(CONTRACTIVE,)),),
+        applications=(_app(SHUFFLED, Verdict.HOLDS, MAIN, UNCLIPPED, regimes=(CONTRACTIVE,)),),
         note="alpha eta S^2/(4 b^2) sum_k 1/o(k, j0), worst j0: one Gaussian mechanism per epoch.",
     ),
     Theorem(
@@ -409,7 +408,7 @@ THEOREMS = (
         bound=SampledGaussianBaseline(alpha, K * m, 1 / m, b * sqrt(2 * o / eta) / S),
         assumptions=(ORDER, INTEGER_ORDER, CONSTANT_NOISE, TWO_BATCHES,
                      Assumption("positive_sensitivity", S > 0, "S_g > 0")), requires=frozenset(),
-        applications=(_app(SHUFFLED, Verdict.HOLDS, MAIN, SHUFFLED_DEFAULTS),),
+        applications=(_app(SHUFFLED, Verdict.HOLDS, MAIN, UNCLIPPED),),
         note="K n/b compositions of the sampled Gaussian with noise multiplier z = b sqrt(2 o/eta)/S_g. Poisson "
              "sampling and add/remove neighbours differ from the algorithm's fixed batches and replace-one: a "
              "reference point, not a proof for this algorithm.",

@@ -65,7 +65,11 @@ def _clip(kappa_h, beta):
     return -N.maximum(-N.mpf(kappa_h) / N.mpf(beta), N.mpf(-1))
 
 
-MAX_PROPAGATIONS = 40_000  # affine steps one truth may propagate at 50 digits (summed over assignments): ~5 s
+MAX_PROPAGATIONS = 15_000  # affine steps one truth may propagate at 50 digits (summed over assignments): ~2 s
+
+
+MAX_MIXTURE = 50  # batch assignments a shuffled family mixes
+MAX_EPOCHS = 500  # epochs of a shuffled family
 
 
 def _affordable(steps: int, assignments: int = 1) -> None:
@@ -224,7 +228,10 @@ MBCD_QUADRATIC_SHUFFLED = Family(
     description=f"{_BLOCK_ALL}, batches shuffled once (j0 uniform over the m batches, secret) and kept for K epochs; "
                 "the other records equal the replaced one, so the law on D is a mixture over j0 and on D' one "
                 "Gaussian; both orders.",
-    parameters=(_ALPHA, _ETA, _MU, _BETA, _KAPPA, _S, _B, _M, _param(K, K >= 1, "epochs", (_R,), integer=True),
+    parameters=(_ALPHA, _ETA, _MU, _BETA, _KAPPA, _S, _B,
+                _param(m, sp.And(m >= 1, m <= MAX_MIXTURE), f"batches per epoch (n = m b), at most {MAX_MIXTURE} "
+                       "assignments in the mixture", (_R,), integer=True),
+                _param(K, sp.And(K >= 1, K <= MAX_EPOCHS), f"epochs (at most {MAX_EPOCHS})", (_R,), integer=True),
                 _O, _O_LAST, _O_RATE, _WD),
     facts=frozenset({"quadratic_loss", "replace_one", "fixed_start", "shuffled_once", "single_released_block"}),
     truths={
@@ -269,7 +276,6 @@ MBCD_COUPLED_SHUFFLED = Family(
     truths={_R: _coupled_shuffled_renyi},
     method=f"{_HOW}, per assignment; the mixture over j0 by the integer-order series over compositions (exact, "
            "Arb-enclosed)",
-    expensive=True,
 )
 
 

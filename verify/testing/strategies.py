@@ -125,7 +125,10 @@ def _analyse(theorem: Theorem, app: Application):
             if isinstance(rel, sp.Eq):
                 if len(names) == 1:
                     (x,) = names
-                    solutions = sp.solve(rel, free[x])
+                    try:
+                        solutions = sp.solve(rel, free[x])
+                    except NotImplementedError:  # e.g. alpha = floor(alpha): left to filtering
+                        continue
                     if len(solutions) == 1 and solutions[0].is_number:
                         pins[x] = float(solutions[0])
                 continue
@@ -216,9 +219,9 @@ _FRACTION = st.one_of(st.sampled_from([0.0, 0.5, 1.0]), st.floats(0, 1), _log_un
 _GROWTH = st.one_of(st.sampled_from([0.0, 1.0]), _log_uniform(-8, 3))
 
 
-def _within(sym: sp.Symbol, lo: float, hi: float, lo_strict: bool, hi_strict: bool, u: float, w: float):
+def _within(integer: bool, lo: float, hi: float, lo_strict: bool, hi_strict: bool, u: float, w: float):
     """The point of [lo, hi] at fraction u (or lo * (1 + w) when there is no upper end); None if empty."""
-    if sym.is_integer:
+    if integer:
         lo_i = math.floor(lo) + 1 if (lo_strict and lo == math.floor(lo)) else math.ceil(max(lo, -INT_CAP))
         hi_i = math.ceil(hi) - 1 if (hi_strict and hi == math.ceil(hi)) else math.floor(min(hi, lo_i + INT_CAP))
         return None if lo_i > hi_i else int(lo_i + round(u * (hi_i - lo_i)))
@@ -234,13 +237,16 @@ def point_strategy(theorem: Theorem, app: Application) -> st.SearchStrategy[dict
     assumptions; points that still break one are rejected by the caller's check."""
     free, consts, deps, order, pins = _analyse(theorem, app)
     dependent = [x for x in order if deps.get(x) and x not in pins]
+    # integers: by the symbol's facts, or by the family (alpha is real in general, an integer on a series family)
+    integer = {x for x, sym in free.items() if sym.is_integer} | {
+        p.name for p in get_family(app.family).parameters if p.integer and p.name in free}
     fixed: dict[str, st.SearchStrategy] = {}
     for x, sym in free.items():
         if x in pins:
             fixed[x] = st.just(pins[x])
         elif x not in dependent:
             lo, hi, lo_strict, hi_strict = _bounds(sym, consts[x], {})
-            if sym.is_integer:
+            if x in integer:
                 lo_i = math.floor(lo) + 1 if (lo_strict and lo == math.floor(lo)) else math.ceil(max(lo, -INT_CAP))
                 hi_i = math.ceil(hi) - 1 if (hi_strict and hi == math.ceil(hi)) else math.floor(
                     min(hi, lo_i + INT_CAP))
@@ -253,7 +259,7 @@ def point_strategy(theorem: Theorem, app: Application) -> st.SearchStrategy[dict
         values = {x: draw(strategy) for x, strategy in fixed.items()}
         for x in dependent:
             lo, hi, lo_strict, hi_strict = _bounds(free[x], consts[x] + deps[x], values)
-            value = _within(free[x], lo, hi, lo_strict, hi_strict, draw(_FRACTION), draw(_GROWTH))
+            value = _within(x in integer, lo, hi, lo_strict, hi_strict, draw(_FRACTION), draw(_GROWTH))
             if value is None:
                 draw(st.nothing())
             values[x] = value

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 import mpmath
 
-from verify.errors import ParameterError, check_renyi_order
+from verify.errors import ParameterError, ResourceLimitError, check_renyi_order
 from verify.results import Truth
 from verify.truth.mixture_quad import renyi_mixture_quad_both
 from verify.truth.numbers import Enclosure, NotEnclosable, arb_numbers, num
@@ -346,8 +346,8 @@ def renyi_mixture_series(gram: Sequence[Sequence], weights: Sequence, alpha: int
         raise ParameterError(f"the mixture series needs an integer alpha >= 2, got {alpha}")
     alpha = int(alpha)
     if math.comb(alpha + m - 1, m - 1) > SERIES_TERMS_CAP:
-        raise ParameterError(f"the mixture series would sum C({alpha + m - 1}, {m - 1}) > {SERIES_TERMS_CAP} terms; "
-                             "use a one-dimensional release (quadrature) or a smaller alpha")
+        raise ResourceLimitError(f"the mixture series would sum C({alpha + m - 1}, {m - 1}) > {SERIES_TERMS_CAP} "
+                                 "terms; use a one-dimensional release (quadrature) or a smaller alpha")
     if any(mpmath.isinf(g) for row in gram for g in row if not N.rigorous):
         return N.inf
     logs = []
@@ -390,6 +390,15 @@ def assignment_mixture_truth(pairs: Sequence[LinearGaussianPair], alpha: float, 
     one_dim = all(mpmath.isfinite(g) for row in gram for g in row) and all(
         abs(gram[i][j] ** 2 - gram[i][i] * gram[j][j]) <= mpmath.mpf(10) ** -30 * (1 + gram[i][i] * gram[j][j])
         for i in range(m) for j in range(i))
+    if all(gram[i][j] == gram[0][0] for i in range(m) for j in range(m)):  # every assignment gives one law
+
+        def enclose_one(prec: int) -> Enclosure:
+            with arb_numbers(prec) as N:
+                value = N.mpf(alpha) / 2 * assignment_gram(pairs[:1], release)[0][0]
+                return Enclosure.of(value, "linear-Gaussian engine, Arb matrices", prec)
+
+        return Truth.exact(float(alpha * gram[0][0] / 2), f"{what}: every assignment gives the same Gaussian law "
+                           "(alpha/2 times the squared Mahalanobis shift)", enclose=enclose_one)
     if one_dim:
         ref = max(range(m), key=lambda j: gram[j][j])
         sign = [1 if gram[j][ref] >= 0 else -1 for j in range(m)]
