@@ -66,16 +66,17 @@ def _clip(kappa_h, beta):
 
 
 MAX_PROPAGATIONS = 15_000  # affine steps one truth may propagate at 50 digits (summed over assignments): ~2 s
+MAX_FIXED_STEPS = 2_000  # steps of one fixed-batch run (~0.2 s): the one-step and per-batch searches stay quick
 
 
 MAX_MIXTURE = 50  # batch assignments a shuffled family mixes
 MAX_EPOCHS = 500  # epochs of a shuffled family
 
 
-def _affordable(steps: int, assignments: int = 1) -> None:
-    if steps * assignments > MAX_PROPAGATIONS:
+def _affordable(steps: int, assignments: int = 1, cap: int = MAX_PROPAGATIONS) -> None:
+    if steps * assignments > cap:
         raise ResourceLimitError(f"{steps} steps x {assignments} batch assignments exceed the engine's cap of "
-                                 f"{MAX_PROPAGATIONS} propagated steps per truth")
+                                 f"{cap} propagated steps per truth")
 
 
 def block_pair(eta, mu, beta, kappa_h, S, b, m, steps, o, o_last, o_rate, wd, j0) -> LinearGaussianPair:
@@ -154,6 +155,7 @@ def _lip_t(eta, wd):
 
 
 def _block_renyi(alpha, eta, mu, beta, kappa_h, S, b, m, steps, o, o_last, o_rate, wd, j0) -> Truth:
+    _affordable(int(steps), cap=MAX_FIXED_STEPS)
     pair = block_pair(eta, mu, beta, kappa_h, S, b, m, steps, o, o_last, o_rate, wd, j0)
     return linear_gaussian_truth(pair, alpha, what="DP-MBCD block, fixed batches")
 
@@ -166,6 +168,7 @@ def _shuffled_renyi(alpha, eta, mu, beta, kappa_h, S, b, m, K, o, o_last, o_rate
 
 
 def _coupled_renyi(alpha, eta, lam, mu_c, S, b, m, K, o, j0) -> Truth:
+    _affordable(2 * int(K) * int(m), cap=MAX_FIXED_STEPS)
     return linear_gaussian_truth(coupled_pair(eta, lam, mu_c, S, b, m, K, o, j0), alpha,
                                  what="DP-MBCD, two coupled released blocks, fixed batches")
 
@@ -182,6 +185,11 @@ def _param(symbol: sp.Symbol, domain: sp.Basic, text: str, quantities=(), intege
 
 
 _J0 = Assumption("j0_in_range", j0 <= m - 1, "0 <= j0 <= m - 1")
+_SHUFFLED_CAP = Assumption("engine_cap", K * m**2 <= MAX_PROPAGATIONS,
+                           f"K m^2 <= {MAX_PROPAGATIONS}: steps propagated over all assignments")
+_COUPLED_CAP = Assumption("engine_cap", 2 * K * m <= MAX_FIXED_STEPS, f"2 K m <= {MAX_FIXED_STEPS} steps")
+_COUPLED_SHUFFLED_CAP = Assumption("engine_cap", 2 * K * m**2 <= MAX_PROPAGATIONS,
+                                   f"2 K m^2 <= {MAX_PROPAGATIONS}: steps propagated over all assignments")
 _CURVATURES = Assumption("curvatures", mu <= beta, "0 <= mu <= beta: beta = ||H|| is the block's largest curvature")
 
 _ALPHA = _param(alpha, alpha > 1, "Rényi order", (_R,))
@@ -210,7 +218,9 @@ MBCD_QUADRATIC = Family(
                 "last iterate released; noise o(k, j) = o_rate^k (o_last if j = m - 1 else o), weight-decay prox. "
                 "Also the LSI constant of the iterate's law and the Lipschitz constants of F and T.",
     parameters=(_ALPHA, _ETA, _MU, _BETA, _KAPPA, _S, _B, _M,
-                _param(steps, steps >= 1, "global steps run (step t uses batch t mod m)", (_R, _LSI), integer=True),
+                _param(steps, sp.And(steps >= 1, steps <= MAX_FIXED_STEPS),
+                       f"global steps run (step t uses batch t mod m), at most {MAX_FIXED_STEPS}", (_R, _LSI),
+                       integer=True),
                 _O, _O_LAST, _O_RATE, _WD, _J0P),
     facts=frozenset({"quadratic_loss", "replace_one", "fixed_start", "fixed_batches", "single_released_block"}),
     truths={
@@ -241,7 +251,7 @@ MBCD_QUADRATIC_SHUFFLED = Family(
     },
     method=f"{_HOW}, per assignment; mixture over j0 by Gauss-Legendre quadrature with an error bound (both orders) "
            "and an Arb enclosure",
-    constraints=(_CURVATURES,),
+    constraints=(_CURVATURES, _SHUFFLED_CAP),
     expensive=True,
 )
 
@@ -263,7 +273,8 @@ MBCD_COUPLED = Family(
     facts=frozenset({"quadratic_loss", "replace_one", "fixed_start", "fixed_batches", "coupled_blocks"}),
     truths={_R: _coupled_renyi},
     method=_HOW,
-    constraints=(_J0,),
+    constraints=(_J0, _COUPLED_CAP),
+    expensive=True,
 )
 
 MBCD_COUPLED_SHUFFLED = Family(
@@ -276,6 +287,8 @@ MBCD_COUPLED_SHUFFLED = Family(
     truths={_R: _coupled_shuffled_renyi},
     method=f"{_HOW}, per assignment; the mixture over j0 by the integer-order series over compositions (exact, "
            "Arb-enclosed)",
+    constraints=(_COUPLED_SHUFFLED_CAP,),
+    expensive=True,
 )
 
 
