@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from verify.catalog import theorem
 from verify.catalog.chen2024_recursions import (
     LSIClosedForm,
     LSIRecursion,
@@ -28,6 +29,7 @@ from verify.errors import AssumptionError, ParameterError, ResourceLimitError
 from verify.families import family
 from verify.families.mbcd import block_pair, coupled_pair
 from verify.rigorous import exact_text
+from verify.testing.falsify import search_outcome
 from verify.truth.linear_gaussian import _Linalg, _propagate, assignment_gram, renyi_mixture_series
 
 FIG1 = dict(b=100, eta=0.05, S=1.0, LF=0.98, LT=1.0)  # Fig. 1 of the paper, o = 0.01 (research 3.2)
@@ -220,3 +222,13 @@ def test_family_inputs_are_validated_with_named_errors():
     with pytest.raises(AssumptionError, match="engine_cap"):
         family("mbcd_quadratic_shuffled").truth(**{k: v for k, v in base.items() if k not in ("steps", "j0", "m")},
                                                 m=50, K=500)
+
+
+@pytest.mark.parametrize("entry", ["chen2024.corollary4_5.case1", "chen2024.theorem4_6.per_batch.output_lsi",
+                                   "chen2024.block_sum.per_batch"])
+def test_falsifier_finds_the_printed_errors_without_a_hand_picked_point(entry):
+    """The search over the family's whole space (not the grid) finds a certified counterexample."""
+    t = theorem(entry)
+    outcome = search_outcome(t, t.applications[0], max_examples=100, budget_s=120, seed=0)
+    assert outcome.counterexample is not None, outcome.summary()
+    assert outcome.counterexample.result.certificate.verdict.value == "VIOLATED"
