@@ -161,7 +161,7 @@ class PerBatchOutputLSI(_PerBatch):
     theorem = Theorem46OutputLSI
 
 
-def _closed_terms(N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0, printed: bool):
+def _closed_terms(N, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0, printed: bool):
     """sum_k eps_K(alpha, j0, k)/alpha of eq. (9) as printed (`printed`) or corrected, c from Lemma C.3's closed
     form. Corrected: (c_k^{j0+1}/c_K^0 (L_F L_T)^(-2 n1) prod_{l=k+1}^{K-1} c_l^{j0+1}/c_l^{j0})^(-1), n1 =
     (m - 1)(K - k) - j0 case-1 steps; printed: c_K^{m-1} for c_K^0, l = k..K, exponent -1/L_T^2. An index past the
@@ -193,40 +193,27 @@ def _closed_terms(N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0, prin
     return total
 
 
-class Theorem46Printed(RecursiveBound):
+class Theorem46Printed(_Theorem46):
     """Theorem 4.6 as printed: eq. (9) per (j0, k), summed over k, mixed over j0 (+inf: the j0 = k = 0 term has
     c_0^1/c_0^0 = 0 under the paper's point-mass start)."""
 
-    nargs = 11
-    integer_args = (1, 2)
-
     @classmethod
-    def compute(cls, N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate):
-        return _mixture(N, alpha, [_closed_terms(N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j, True)
-                                   for j in range(m)])
+    def per_batch(cls, N, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0):
+        return _closed_terms(N, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0, True)
 
 
-class Theorem46ClosedForm(RecursiveBound):
+class Theorem46ClosedForm(_Theorem46):
     """Theorem 4.6 corrected, in closed form (eq. 9 with c_K^0, l = k+1..K-1, exponent -1)."""
 
-    nargs = 11
-    integer_args = (1, 2)
-
     @classmethod
-    def compute(cls, N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate):
-        return _mixture(N, alpha, [_closed_terms(N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j, False)
-                                   for j in range(m)])
+    def per_batch(cls, N, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0):
+        return _closed_terms(N, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0, False)
 
 
-class PerBatchPrinted(RecursiveBound):
+class PerBatchPrinted(_PerBatch):
     """eq. (9) as printed for one j0 (fixed batches): alpha sum_k eps_K(alpha, j0, k)/alpha."""
 
-    nargs = 12
-    integer_args = (1, 2, 11)
-
-    @classmethod
-    def compute(cls, N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0):
-        return alpha * _closed_terms(N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0, True)
+    theorem = Theorem46Printed
 
 
 class CompositionBaseline(RecursiveBound):

@@ -156,6 +156,10 @@ def _lip_t(eta, wd):
     return 1 / (1 + eta * wd)
 
 
+_LIP_F_TRUTH = exact(_lip_f, "max(|1 - eta s beta|, |1 - eta s mu|): the spectral norm of I - eta s H")
+_LIP_T_TRUTH = exact(_lip_t, "1/(1 + eta wd): the prox of a weight decay is a scaling")
+
+
 def _block_renyi(alpha, eta, mu, beta, kappa_h, S, b, m, steps, o, o_last, o_rate, wd, j0) -> Truth:
     _affordable(int(steps), cap=MAX_FIXED_STEPS)
     pair = block_pair(eta, mu, beta, kappa_h, S, b, m, steps, o, o_last, o_rate, wd, j0)
@@ -228,8 +232,8 @@ MBCD_QUADRATIC = Family(
     truths={
         _R: _block_renyi,
         _LSI: exact(_lsi, "1/max variance of the Gaussian iterate (variance recursion at 50 digits)"),
-        _LF: exact(_lip_f, "max(|1 - eta s beta|, |1 - eta s mu|): the spectral norm of I - eta s H"),
-        _LT: exact(lambda eta, wd: _lip_t(eta, wd), "1/(1 + eta wd): the prox of a weight decay is a scaling"),
+        _LF: _LIP_F_TRUTH,
+        _LT: _LIP_T_TRUTH,
     },
     method=_HOW,
     constraints=(_J0, _CURVATURES),
@@ -248,8 +252,8 @@ MBCD_QUADRATIC_SHUFFLED = Family(
     facts=frozenset({"quadratic_loss", "replace_one", "fixed_start", "shuffled_once", "single_released_block"}),
     truths={
         _R: _shuffled_renyi,
-        _LF: exact(_lip_f, "max(|1 - eta s beta|, |1 - eta s mu|): the spectral norm of I - eta s H"),
-        _LT: exact(lambda eta, wd: _lip_t(eta, wd), "1/(1 + eta wd): the prox of a weight decay is a scaling"),
+        _LF: _LIP_F_TRUTH,
+        _LT: _LIP_T_TRUTH,
     },
     method=f"{_HOW}, per assignment; mixture over j0 by Gauss-Legendre quadrature with an error bound (both orders) "
            "and an Arb enclosure",
