@@ -58,6 +58,7 @@ xo = sp.Symbol("xo", real=True)  # value of the n - 1 shared records
 # Monte-Carlo truths
 samples = sp.Symbol("samples", integer=True, positive=True)
 seed = sp.Symbol("seed", integer=True, nonnegative=True)
+chains = sp.Symbol("chains", integer=True, positive=True)  # simulated chains behind a Rao-Blackwellised law
 # hidden-state DP mini-batch block coordinate descent (Chen & Liu, seed 003)
 b = sp.Symbol("b", integer=True, positive=True)  # batch size; m = n/b batches per epoch
 j0 = sp.Symbol("j0", integer=True, nonnegative=True)  # batch holding the differing record (0-based)

@@ -60,6 +60,7 @@ SEED = "003_1c2b40d10cb11eaa.txt"
 PAPER = "Chen & Liu 2024, Hidden State Differential Private Mini-Batch Block Coordinate Descent"
 BLOCK, SHUFFLED = "mbcd_quadratic", "mbcd_quadratic_shuffled"
 COUPLED, COUPLED_SHUFFLED, LIFTED = "mbcd_coupled", "mbcd_coupled_shuffled", "lifted_layer"
+NMF_MC, NMF_ROW = "nmf_hfl_mc", "nmf_record_row"
 
 
 def _src(result: str, equation: str = "") -> Source:
@@ -110,6 +111,14 @@ COUPLED_MIX = {"alpha": (2, 10), "eta": (0.05,), "lam": (1.0,), "mu_c": (4.0, 8.
                "m": (5,), "K": (20, 40, 60), "o": (1e-3,)}
 COUPLED_FIXED = {"alpha": (2.0, 10.0), "eta": (0.05,), "lam": (1.0,), "mu_c": (4.0, 8.0), "S": (1.0,), "b": (10,),
                  "m": (5,), "K": (5, 20), "o": (1e-3,), "j0": (0, 2, 4)}
+# Algorithm 3 (NMF): clipping inactive (kappa = 100) or the paper's kappa = 1.1; few epochs keep the chains' spread
+# near the last step's noise, where the Rao-Blackwellised estimate is accurate (tests/truth/test_nmf.py); the
+# estimate at alpha = 10 after two epochs is too noisy to decide anything at 500 chains
+NMF_MC_GRID = {"alpha": (2.0, 10.0), "eta": (0.05,), "S": (1.0,), "kappa_h": (1.1, 100.0), "o": (0.01,), "b": (20,),
+               "m": (2,), "K": (1,), "chains": (500,), "seed": (0,)}
+NMF_MC_EPOCHS = {**NMF_MC_GRID, "alpha": (2.0,), "K": (2, 3)}
+NMF_ROW_GRID = {"alpha": (2.0, 10.0), "eta": (0.05,), "S": (0.5, 1.0), "kappa_h": (1.1, 100.0), "o": (0.01, 0.1),
+                "b": (1, 5, 20), "m": (2, 10)}
 
 
 def _app(family: str, expected: Verdict, grid: dict, defaults: dict | None = None, bind: dict | None = None,
@@ -380,6 +389,39 @@ THEOREMS = (
         assumptions=(ORDER, SENSITIVITY), requires=frozenset({"coupled_blocks"}),
         applications=(_app(COUPLED_SHUFFLED, Verdict.VIOLATED, COUPLED_MIX, bind=U_LIPSCHITZ),),
         note="u plays the block Y_j that sees the record, v the shared block X coupled to it.",
+    ),
+    # ---- Algorithm 3 (NMF) ----------------------------------------------------------------------------------------
+    Theorem(
+        id="chen2024.nmf.hfl", title="HFL accounting of Algorithm 3 (NMF) with the per-example cost S_g/b",
+        source=_src("Appendix B.2.1 with Theorem 4.6", "eps_H = max_i eps_{X_i} + eps_Y"), variant=Variant.MISAPPLIED,
+        direction=Direction.UPPER, quantity=Quantity.RENYI,
+        bound=K * alpha * eta * S**2 / (4 * o) * (1 / b**2 + 1 / (m * b) ** 2),
+        assumptions=(ORDER, Assumption("clipped_gradients", S > 0, "every block gradient is clipped to S_g")),
+        requires=frozenset({"nmf"}),
+        applications=(
+            _app(NMF_ROW, Verdict.VIOLATED, NMF_ROW_GRID, {"K": 1},
+                 note="The differing user's entry of x after one epoch: exact. Its divergence lower-bounds that of "
+                      "the released (X, Y), so exceeding the bound refutes eps_H."),
+            _app(NMF_MC, Verdict.INCONCLUSIVE, NMF_MC_GRID, regimes=(NMF_MC_EPOCHS,),
+                 note="y alone (x hidden), estimated: far above the bound once kappa does not damp the y-step, but a "
+                      "Monte-Carlo estimate cannot certify a violation."),
+        ),
+        note="eps_X + eps_Y with Theorem 4.6's per-step cost alpha eta S_g^2/(4 b^2 o) for the rows' batches and "
+             "alpha eta S_g^2/(4 n^2 o) for y (all n = m b rows, once per epoch), K epochs and no contraction at all "
+             "(larger than Theorem 4.6 for any L_F <= 1: generous to the paper). Algorithm 3 clips the batch "
+             "gradient, not each example's, so one record moves it by up to 2 S_g, not S_g/b (research 11).",
+    ),
+    Theorem(
+        id="chen2024.nmf.composition", title="Algorithm 3 (NMF) by composition over every block step",
+        source=_src("Appendix B.2.1 (corrected)"), variant=Variant.CORRECTED, direction=Direction.UPPER,
+        quantity=Quantity.RENYI, bound=2 * K * alpha * eta * S**2 / o,
+        assumptions=(ORDER, Assumption("clipped_gradients", S > 0, "every block gradient is clipped to S_g")),
+        requires=frozenset({"nmf"}),
+        applications=(_app(NMF_ROW, Verdict.HOLDS, NMF_ROW_GRID, {"K": 1}),
+                      _app(NMF_MC, Verdict.HOLDS, NMF_MC_GRID, regimes=(NMF_MC_EPOCHS,))),
+        note="Each step moves its block by eta s g with s ||g|| <= S_g, so one record shifts the record's x-batch step "
+             "and the y-step by at most 2 eta S_g each (the other x-batches do not see it): two Gaussian mechanisms "
+             "of noise variance 2 eta o per epoch, alpha eta S_g^2/o each, composed adaptively over K epochs.",
     ),
     # ---- Lemma B.1 -----------------------------------------------------------------------------------------------
     Theorem(

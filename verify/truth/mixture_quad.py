@@ -140,6 +140,9 @@ def _infinite(enclose) -> Truth:
 
 def _truth(logs: list, alpha: float, lo: float, hi: float, panels: int, enclose) -> Truth:
     top = max(float(np.max(v)) for pair in logs for v in pair)
+    if top == -math.inf:  # P = Q at every node: the integrand f(log P/Q) vanishes
+        return Truth(0.0, 0.0, 0.0, Method.SERIES, f"P = Q at every quadrature node on [{lo:.3g}, {hi:.3g}]",
+                     enclose=enclose)
     (fine, size), (coarse, _) = ((float(np.sum(np.exp(v - top))) for v in pair) for pair in logs)
     err = _SAFETY * abs(fine - coarse) + 64 * _EPS * size  # in units of e^top, like fine
     beta = alpha - 1

@@ -5,6 +5,9 @@
   N(0, sigma^2 I))), record t used at step t.
 - DP-SGD with Poisson subsampling (sum rule, Abadi et al. 2016 / seed-004 Sec. 1.1): each record joins the batch
   with probability q; theta <- Proj(theta - eta/(q n) (sum_B clip_C(grad l) + N(0, sigma^2 C^2 I))).
+- DP-MBCD for rank-one NMF (Chen & Liu 2024, Algorithm 3): noisy clipped block steps on the rows of X batch by
+  batch, then one on Y per epoch (`nmf_hfl_last_step_mixture`).
+`renyi_coupled_chains` turns Rao-Blackwellised last-step laws of the two datasets into an estimate of R_alpha.
 Every chain starts at Proj(N(start_mean, start_sd^2 I)). Arrays have shape (chains, d). Draw order (fixed, so
 runs are reproducible): start normals, then per step the batch uniforms (DP-SGD) and the noise normals.
 """
@@ -23,8 +26,10 @@ from numpy.typing import ArrayLike
 from verify.backend import ArrayRandom, get_namespace, to_host
 from verify.errors import ParameterError
 from verify.limits import require_memory
+from verify.results import Method, Truth
 from verify.truth.losses import Loss
-from verify.truth.renyi_estimator import GaussianMixture
+from verify.truth.mixture_quad import renyi_mixture_quad_both
+from verify.truth.renyi_estimator import GaussianMixture, combine_replicates
 
 
 @dataclass(frozen=True)
@@ -177,3 +182,69 @@ def empirical_risk(loss: Loss, data: ArrayLike, theta: Any) -> Any:
     xp = array_namespace(theta)
     records = xp.asarray(np.asarray(data, dtype=float), dtype=xp.float64)
     return xp.mean(loss.value(theta[:, None, :], records[None, :, :]), axis=1)
+
+
+def _clip_factors(g: Any, hessian_norm: Any, clip: float, kappa: float, xp: ModuleType) -> Any:
+    """Algorithm 3's factor on a block gradient g (chains, k): min(1, S_g/||g||) (the whole block's gradient is
+    clipped), times min(1, kappa/||h||) with h the block Hessian scaled by the same gradient factor."""
+    f = clip / xp.maximum(xp.sqrt(xp.sum(g * g, axis=-1)), clip)
+    h = hessian_norm * f
+    return f * (kappa / xp.maximum(h, kappa))
+
+
+def nmf_hfl_last_step_mixture(ratings: ArrayLike, *, m: int, eta: float, o: float, clip: float, kappa: float,
+                              K: int, chains: int, seed: int, xp: ModuleType | None = None) -> GaussianMixture:
+    """Rao-Blackwellised law of Y after K epochs of DP-MBCD on rank-one NMF, min (1/2)||x y^T - M||_F^2 (Chen & Liu
+    2024, Algorithm 3, HFL): the rows of M (records) are cut into m fixed batches of b = n/m rows; per batch the
+    batch's entries of x get x_B <- x_B - eta s g_B + sqrt(2 eta) N(0, o I) with g_B = (x_B y^T - M_B) y clipped to
+    norm S_g as a whole and s = min(1, kappa/(||y||^2 min(1, S_g/||g_B||))); per epoch then y <- y - eta s g_Y +
+    sqrt(2 eta) N(0, o I), g_Y = (x y^T - M)^T x, Hessian norm ||x||^2 (the paper's X X^T and X^T X share it).
+    Start x = 1, y = 1. Returns the equal-weight mixture of N(y - eta s g_Y, 2 eta o I) over `chains` simulated
+    states before the last y-step: the law of the released Y, up to the chains' sampling error."""
+    host = np.asarray(ratings, dtype=float)
+    if host.ndim != 2 or host.shape[0] < 1 or not np.all(np.isfinite(host)):
+        raise ParameterError(f"ratings must be a finite (n, d_c) array, got shape {host.shape}")
+    n, d_c = host.shape
+    if isinstance(m, bool) or int(m) != m or m < 1 or n % int(m):
+        raise ParameterError(f"batches m must be an integer >= 1 dividing the {n} rows, got {m}")
+    if isinstance(K, bool) or int(K) != K or K < 1:
+        raise ParameterError(f"epochs K must be an integer >= 1, got {K}")
+    s = _setup(host, chains, seed, None, xp, eta=eta, o=o, clip=clip, kappa=kappa)
+    xp, b, m = s.xp, n // int(m), int(m)
+    rows = [s.data[j * b:(j + 1) * b, :] for j in range(m)]
+    x = [xp.ones((chains, b), dtype=xp.float64) for _ in range(m)]
+    y = xp.ones((chains, d_c), dtype=xp.float64)
+    scale = math.sqrt(2 * eta * o)
+    for k in range(int(K)):
+        for j in range(m):
+            g = xp.sum((x[j][:, :, None] * y[:, None, :] - rows[j][None, :, :]) * y[:, None, :], axis=-1)
+            factor = _clip_factors(g, xp.sum(y * y, axis=-1), clip, kappa, xp)
+            x[j] = x[j] - eta * factor[:, None] * g + scale * s.rng.normal((chains, b))
+        xs = xp.concat(x, axis=1)
+        g = xp.sum((xs[:, :, None] * y[:, None, :] - s.data[None, :, :]) * xs[:, :, None], axis=1)
+        centre = y - eta * _clip_factors(g, xp.sum(xs * xs, axis=-1), clip, kappa, xp)[:, None] * g
+        if k < int(K) - 1:
+            y = centre + scale * s.rng.normal((chains, d_c))
+    return GaussianMixture(np.full(chains, 1 / chains), to_host(centre), np.full(chains, scale))
+
+
+LawPair = tuple[GaussianMixture, GaussianMixture]
+
+
+def renyi_coupled_chains(replicates: list[LawPair], alpha: float, what: str, confidence: float = 0.95) -> Truth:
+    """max(R_alpha(P||Q), R_alpha(Q||P)) for two released 1-D laws given as Rao-Blackwellised chain mixtures (the
+    last Gaussian step's law averaged over simulated states), one (P, Q) pair per replicate. The chains of P and Q in
+    a replicate share their noise (coupled: identical datasets give exactly 0, and the mixtures' sampling errors
+    largely cancel); each pair is integrated by Gauss-Legendre quadrature (verify.truth.mixture_quad), so the error
+    left is the chains' sampling error, measured by the replicates' spread (`combine_replicates`). The estimate is
+    consistent as the chains grow, not unbiased: the interval is a Monte-Carlo interval, never a proof."""
+    estimates = []
+    for p, q in replicates:
+        if p.dim != 1 or q.dim != 1:
+            raise ParameterError(f"renyi_coupled_chains integrates 1-D laws, got dimensions {p.dim} and {q.dim}")
+        pq, qp = renyi_mixture_quad_both(p.weights, p.means[:, 0], p.sds, q.weights, q.means[:, 0], q.sds, alpha)
+        best = pq if pq.value >= qp.value else qp
+        estimates.append(Truth(best.value, max(pq.lower, qp.lower), max(pq.upper, qp.upper), Method.MONTE_CARLO,
+                               what, confidence=confidence, ess=float(p.weights.size)))
+    return combine_replicates(estimates, f"{what}; R_alpha of the larger order, chains coupled across the datasets, "
+                                         "quadrature per replicate (ESS: chains in all)")

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 from array_api_compat import array_namespace
+from scipy.stats import t as student_t
 
 from verify.backend import ArrayRandom, get_namespace
 from verify.errors import ParameterError, check_renyi_order
@@ -131,6 +132,26 @@ def geometric_tilt(p: GaussianMixture, q: GaussianMixture, alpha: float, widen: 
     w = (1 - defensive) * w / w.sum()
     return GaussianMixture(np.concatenate([w, defensive * q.weights]), np.vstack([np.asarray(means), q.means]),
                            np.concatenate([np.asarray(sds), q.sds]))
+
+
+def combine_replicates(estimates: list[Truth], what: str) -> Truth:
+    """The mean of independent replicate estimates of one quantity (each from its own chains and samples). The
+    interval is the wider of the pooled within-replicate interval and a Student-t interval on the replicates'
+    spread, which also carries the error of whatever the replicates re-simulate (the chains behind a
+    Rao-Blackwellised law). ESS: the replicates' total."""
+    r = len(estimates)
+    if r < 2 or any(e.method is not Method.MONTE_CARLO or e.confidence is None for e in estimates):
+        raise ParameterError("combine_replicates needs >= 2 Monte-Carlo estimates with a confidence level")
+    confidence = estimates[0].confidence
+    values = np.array([e.value for e in estimates])
+    z = NormalDist().inv_cdf((1 + confidence) / 2)
+    within = z * math.sqrt(sum(((e.upper - e.lower) / (2 * z)) ** 2 for e in estimates)) / r
+    between = float(student_t.ppf((1 + confidence) / 2, r - 1) * values.std(ddof=1) / math.sqrt(r))
+    value, half, ess = float(values.mean()), max(within, between), sum(e.ess or 0.0 for e in estimates)
+    return Truth(value, value - half, value + half, Method.MONTE_CARLO,
+                 f"{what}; mean of {r} replicates (spread {values.std(ddof=1):.3g}), {confidence:.1%} interval: the "
+                 f"wider of the pooled within-replicate CI and a t interval on the replicates; total ESS={ess:.4g}",
+                 confidence=confidence, ess=ess)
 
 
 def _summarise(lw: Any, alpha: float, confidence: float, detail: str) -> Truth:
