@@ -101,6 +101,9 @@ CLIPPED = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (10.0,), "beta": (10.0,),
            "b": (10,), "m": (5,), "K": (5, 20), "o": (1e-3,), "o_last": (1e-3,), "o_rate": (1.0,), "wd": (0.0,)}
 PER_BATCH = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (0.5, 10.0), "S": (1.0,), "b": (10,), "m": (3,),
              "K": (1, 3), "o": (0.01,), "o_last": (0.001, 0.01), "j0": (0, 1, 2), "wd": (0.0, 4.0), "o_rate": (1.0,)}
+PER_BATCH_FLAT = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (0.0, 5.0), "beta": (1.0, 10.0), "kappa_h": (1.1,),
+                  "S": (1.0,), "b": (10,), "m": (5,), "K": (5, 20), "o": (1e-3,), "o_last": (1e-3,), "j0": (0, 4),
+                  "wd": (0.0,), "o_rate": (1.0,)}
 ONE_STEP = {"alpha": (2.0, 10.0), "eta": (0.05,), "mu": (0.5, 2.0), "S": (1.0,), "b": (10,), "m": (3,),
             "K": (1, 2, 5), "o": (0.01,), "j0": (0, 1, 2), "wd": (0.0, 4.0)}
 LSI_GRID = {"eta": (0.05, 0.5), "mu": (0.0, 0.5, 2.0), "b": (10,), "m": (3,), "steps": (1, 7, 30), "o": (1e-3,),
@@ -348,6 +351,15 @@ THEOREMS = (
         applications=(_app(BLOCK, Verdict.VIOLATED, {**PER_BATCH, "wd": (0.0,)}, PER_BATCH_DEFAULTS, EXACT_LIPSCHITZ,
                            "No weight decay: only the LSI index differs from the corrected entry."),),
         note="Research 3.7: K = 1, m = 3, o = (0.01, 0.01, 0.001), L_F = 0.5, j0 = 1 gives 6.346e-3 < 7.576e-3.",
+    ),
+    Theorem(
+        id="chen2024.theorem4_6.per_batch.lemma4_1", title="RDP given j0 with L_F from Lemma 4.1 as printed",
+        source=_src("Theorem 4.6 with Lemma 4.1", "eq. (38)"), variant=Variant.MISAPPLIED, direction=Direction.UPPER,
+        quantity=Quantity.RENYI, bound=_batch_bound(PerBatchCorrected), assumptions=THM46_ASSUMPTIONS,
+        requires=frozenset({"fixed_batches"}),
+        applications=(_app(BLOCK, Verdict.VIOLATED, PER_BATCH_FLAT, {"steps": K * m}, {"L_F": PRINTED_LF, "L_T": 1},
+                           "A flat direction (mu = 0) and active Hessian clipping (kappa < beta)."),),
+        note="The fixed-batch form of chen2024.theorem4_6.lemma4_1: one assignment, cheap enough to search.",
     ),
     Theorem(
         id="chen2024.theorem4_6.per_batch.corrected", title="RDP given j0, corrected",
