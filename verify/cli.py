@@ -165,7 +165,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def _falsify_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--falsify", type=_FALSIFY, default=FALSIFY_EXAMPLES, metavar="N",
-                   help=f"falsifier points per entry beside the grid (a tenth on expensive families; 0: grid only; "
+                   help=f"falsifier points per entry beside the grid (a tenth on expensive families, none on "
+                        f"Monte-Carlo ones; 0: grid only; "
                         f"default {FALSIFY_EXAMPLES})")
 
 

@@ -240,6 +240,7 @@ class Family:
     method: str  # how the truth is obtained, in words
     constraints: tuple[Assumption, ...] = ()  # conditions linking parameters, e.g. 1 <= t <= n
     expensive: bool = False  # truths cost ~0.1 s or more (grids, quadrature, sampling): search them sparingly
+    estimated: bool = False  # Monte-Carlo truths: never certify a violation, so the run's falsifier skips them
 
     def parameter_names(self, quantity: Quantity = Quantity.RENYI) -> tuple[str, ...]:
         return self._names[quantity]

@@ -169,6 +169,7 @@ SAMPLED_GAUSSIAN_MC = Family(
     truths={_R: lambda alpha, q, sigma, samples, seed: _sgm_mc(alpha, q, sigma, samples, seed, True)},
     method="tilted importance sampling, 95% normal CI on log(mean weight)",
     expensive=True,
+    estimated=True,
 )
 
 SAMPLED_GAUSSIAN_NAIVE_MC = Family(
@@ -179,4 +180,5 @@ SAMPLED_GAUSSIAN_NAIVE_MC = Family(
     truths={_R: lambda alpha, q, sigma, samples, seed: _sgm_mc(alpha, q, sigma, samples, seed, False)},
     method="naive Monte-Carlo under Q, 95% normal CI",
     expensive=True,
+    estimated=True,
 )

@@ -76,6 +76,7 @@ NMF_HFL_MC = Family(
            f"quadrature per replicate, {REPLICATES} replicates (t interval on their spread)",
     constraints=(Assumption("record_batch", b * m >= 2, "n = m b >= 2 rows (one record and the others)"),),
     expensive=True,
+    estimated=True,
 )
 
 NMF_RECORD_ROW = Family(
