@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from verify import check, family
+from verify.catalog import theorem
 from verify.checker import check_point
 from verify.results import Method, Verdict
 from verify.testing import user_theorem
@@ -130,3 +131,13 @@ def test_violation_carries_certificate_with_enclosures():
     assert cert.verdict is Verdict.VIOLATED and cert.precision_bits >= 64 and "acb.integral" in cert.method
     truth_lo = float(cert.truth_lower)
     assert truth_lo == pytest.approx(6.7907842346287048, rel=1e-15) and float(cert.bound_upper) < truth_lo
+
+
+def test_family_quantities_in_a_bound_are_enclosed_not_rounded():
+    """Mironov's weak triangle inequality with D_2a(P||Q) and D_2a-1(Q||R) bound to the family's exact values: at
+    d2 = 6e-286 those values underflow to 0.0 in float while the truth (also underflowed) is enclosed in Arb; the
+    fallback must enclose the bound's family quantities too, or it certifies 0 < truth as a violation."""
+    t = theorem("thudi2024.fact5_2.corrected")
+    point = check_point(t, t.applications[0], {"alpha": 2.0, "d1": 0.0, "d2": 6e-286, "s": 1.0})
+    assert point.verdict is not Verdict.VIOLATED
+    assert point.certificate is not None and point.certificate.verdict is not Verdict.VIOLATED

@@ -69,8 +69,10 @@ def _real(value, name: str, theorem: Theorem):
     return value
 
 
-def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> tuple[dict, dict]:
-    """Family parameters and theorem-symbol values at a point: defaults filled, symbols bound, all checked."""
+def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> tuple[dict, dict, dict]:
+    """Family parameters and theorem-symbol values at a point: defaults filled, symbols bound, all checked; and the
+    truths behind the symbols bound to a family quantity (their floats are rounded: the rigorous fallback encloses
+    them instead)."""
     fam = get_family(app.family)
     theorem_names = {s.name for s in theorem.symbols}
     family_names = {p.name for p in fam.parameters}
@@ -92,6 +94,7 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
             values[name] = _real(evaluate(expr, values), name, theorem)
     family_params = fam.validate(theorem.quantity, {k: v for k, v in values.items()
                                                     if k in fam.parameter_names(theorem.quantity)})
+    from_family: dict[str, Truth] = {}
     settled = set()  # checked before the bindings, on symbols no binding changes: not checked again below
     for a in theorem.assumptions:  # those decidable before the bindings: a bind is evaluated only where they hold
         names = {s.name for s in a.condition.free_symbols}
@@ -108,10 +111,11 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
                 raise ParameterError(f"{theorem.id}: {name} needs an exact {target.quantity.value}, got "
                                      f"{truth.method.value}")
             values[name] = truth.value
+            from_family[name] = truth
         else:
             values[name] = _real(evaluate(target, values), name, theorem)
     theorem.check_assumptions(values, frozenset(settled))
-    return family_params, values
+    return family_params, values, from_family
 
 
 def _bound(theorem: Theorem, values: Mapping[str, float]) -> mpmath.mpf:
@@ -127,9 +131,11 @@ def _bound(theorem: Theorem, values: Mapping[str, float]) -> mpmath.mpf:
 
 
 def judge(theorem: Theorem, values: Mapping[str, float], bound: mpmath.mpf, truth: Truth,
-          rigorous: bool = True) -> tuple[Verdict, PointCertificate | None]:
+          rigorous: bool = True, from_family: Mapping[str, Truth] | None = None
+          ) -> tuple[Verdict, PointCertificate | None]:
     """The verdict at a point: the float filter (`decide`), then, for a point it would call VIOLATED, cannot decide
     or whose floats underflowed/overflowed, the rigorous fallback (verify.rigorous), whose verdict stands.
+    `from_family`: the truths of bound symbols (from `resolve`), enclosed rather than taken at their floats.
 
     `rigorous=False` keeps the float filter's VIOLATED and undecided points (a search's cheap predicate, whose
     final point is re-checked rigorously); under- and overflowed points are still re-checked."""
@@ -138,7 +144,7 @@ def judge(theorem: Theorem, values: Mapping[str, float], bound: mpmath.mpf, trut
     undecided = (fast is Verdict.INCONCLUSIVE and truth.enclose is not None and truth.method is not Method.MONTE_CARLO)
     if not lost and (not rigorous or (fast is not Verdict.VIOLATED and not undecided)):
         return fast, None
-    cert = certify_point(theorem.direction.value, theorem.bound, values, bound, truth, fast)
+    cert = certify_point(theorem.direction.value, theorem.bound, values, bound, truth, fast, from_family or {})
     return cert.verdict, cert
 
 
@@ -153,11 +159,12 @@ def _companion(other: Theorem, family: str, point: Mapping[str, float], truth: T
         return None
     known = {p.name for p in get_family(family).parameters} | {s.name for s in other.symbols}
     try:
-        _, values = resolve(other, app, {k: v for k, v in point.items() if k in known})
+        _, values, from_family = resolve(other, app, {k: v for k, v in point.items() if k in known})
         value = _bound(other, values)
     except (AssumptionError, ParameterError):
         return None
-    return CompanionValue(other.id, other.direction.value, float(value), judge(other, values, value, truth)[0])
+    verdict = judge(other, values, value, truth, from_family=from_family)[0]
+    return CompanionValue(other.id, other.direction.value, float(value), verdict)
 
 
 def check_point(theorem: Theorem, app: Application, params: Mapping[str, float],
@@ -168,11 +175,11 @@ def check_point(theorem: Theorem, app: Application, params: Mapping[str, float],
     assumptions allow (the catalog lists them per application). `rigorous=False` skips the exact fallback of
     `judge` for points the float filter decides (for a search's predicate only: never report such a VIOLATED).
     """
-    family_params, values = resolve(theorem, app, params)
+    family_params, values, from_family = resolve(theorem, app, params)
     bound_mp = _bound(theorem, values)
     with deadline(truth_deadline(), f"the {app.family} truth"):
         truth = truth_of(get_family(app.family), theorem.quantity, family_params)
-        verdict, cert = judge(theorem, values, bound_mp, truth, rigorous)
+        verdict, cert = judge(theorem, values, bound_mp, truth, rigorous, from_family)
     bound = float(bound_mp)
     if cert is not None and _finite_ends(cert) and degenerate(bound_mp, truth):  # the floats lost the comparison
         ratio, margin = enclosure_ratio_margin(theorem.direction.value, cert)

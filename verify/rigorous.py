@@ -41,12 +41,29 @@ def exact_text(value: Any) -> str:
     return str(Fraction(float(value)))
 
 
-def _bound_enclosure(expr: sp.Expr, values: Mapping[str, Any], bound: mpmath.mpf, prec: int) -> Enclosure:
+def _end_text(x: Any) -> str:
+    """The exact rational value of an enclosure's end (an Arb ball of radius 0, or a float)."""
+    if isinstance(x, float):
+        return exact_text(x)
+    man, exp = x.mid().man_exp()
+    return str(Fraction(int(man)) * Fraction(2) ** int(exp))
+
+
+def _bound_enclosure(expr: sp.Expr, values: Mapping[str, Any], bound: mpmath.mpf, prec: int,
+                     from_family: Mapping[str, Truth]) -> Enclosure:
     from verify.certify import arb_bounds  # certify imports the model; imported here to keep the import graph flat
 
     if mpmath.isinf(bound):
         return Enclosure(float(bound), float(bound), "the bound is infinite (mpmath)", prec)
-    box = {s.name: exact_text(values[s.name]) for s in expr.free_symbols}
+    box: dict[str, Any] = {s.name: exact_text(values[s.name]) for s in expr.free_symbols}
+    for name, truth in from_family.items():  # a family quantity enters as its own enclosure, not its rounded float
+        if name in box:
+            if truth.enclose is None:
+                raise NotEnclosable(f"the bound's {name} (a family {truth.method.value} value) has no enclosure")
+            inner = truth.enclose(prec)
+            if inner.infinite:
+                raise NotEnclosable(f"the bound's {name} is infinite")
+            box[name] = (_end_text(inner.lower), _end_text(inner.upper))
     lo, hi = arb_bounds(expr, box, prec=prec)
     if lo.is_nan() or hi.is_nan():
         raise NotEnclosable("the bound has no finite Arb enclosure at this point")
@@ -103,8 +120,9 @@ def _by_gap(gap_lo: Any, gap_hi: Any, wide: Any, narrow: Any) -> Verdict:
 
 
 def certify_point(direction: str, expr: sp.Expr, values: Mapping[str, Any], bound: mpmath.mpf, truth: Truth,
-                  filter_verdict: Verdict) -> PointCertificate:
-    """Re-decide a point with rigorous enclosures at increasing precision; the certificate says what they prove."""
+                  filter_verdict: Verdict, from_family: Mapping[str, Truth] | None = None) -> PointCertificate:
+    """Re-decide a point with rigorous enclosures at increasing precision; the certificate says what they prove.
+    `from_family`: bound symbols that are a family's truths, enclosed by their own `enclose`."""
     start = time.perf_counter()
     if truth.enclose is None:
         return PointCertificate(Verdict.INCONCLUSIVE, filter_verdict, None, None, None, None, "", 0,
@@ -114,7 +132,7 @@ def certify_point(direction: str, expr: sp.Expr, values: Mapping[str, Any], boun
     for prec in PRECISIONS:
         try:
             with deadline(max(end - time.monotonic(), 1e-3), "the rigorous re-check"), ctx.workprec(prec):
-                b = _bound_enclosure(expr, values, bound, prec)
+                b = _bound_enclosure(expr, values, bound, prec, from_family or {})
                 t = truth.enclose(prec)
                 proved = _prove(direction, b, t)
         except DeadlineExceeded as err:

@@ -78,3 +78,13 @@ gamma_lag = sp.Symbol("gamma_lag", positive=True)  # Lagrangian coefficient of t
 rho = sp.Symbol("rho", positive=True)  # norm clip of a layer input x_d (eq. 12)
 d_in = sp.Symbol("d_in", integer=True, positive=True)  # input dimension of a layer
 m = sp.Symbol("m", integer=True, positive=True)  # batches per epoch (n = m b records)
+# per-instance DP-SGD (Thudi et al., seed 004): one step on a 1-D model, clip C = 1
+g_star = sp.Symbol("g_star", real=True)  # clipped gradient of the added point x*
+g_a = sp.Symbol("g_a", real=True)  # clipped gradient of the first cluster of D
+g_b = sp.Symbol("g_b", real=True)  # clipped gradient of the second cluster of D
+n_a = sp.Symbol("n_a", integer=True, nonnegative=True)  # points in the first cluster
+n_b = sp.Symbol("n_b", integer=True, nonnegative=True)  # points in the second cluster
+d1 = sp.Symbol("d1", real=True)  # mean gap between the first and second law of a Gaussian triple
+d2 = sp.Symbol("d2", real=True)  # mean gap between the second and third law
+R_pq = sp.Symbol("R_pq", nonnegative=True)  # D_{2 alpha}(P || Q) of a Gaussian triple (weak triangle inequality)
+R_qr = sp.Symbol("R_qr", nonnegative=True)  # D_{2 alpha - 1}(Q || R)

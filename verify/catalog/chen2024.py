@@ -20,13 +20,13 @@ from verify.catalog.chen2024_recursions import (
     PerBatchOutputLSI,
     PerBatchPrinted,
     PerBatchProof,
-    SampledGaussianBaseline,
     Theorem46ClosedForm,
     Theorem46Corrected,
     Theorem46OutputLSI,
     Theorem46Printed,
     Theorem46Proof,
 )
+from verify.catalog.sgm_bounds import SampledGaussianRDP
 from verify.model import Application, Assumption, Direction, FromFamily, Quantity, Source, Theorem, Variant
 from verify.results import Verdict
 from verify.symbols import (
@@ -459,7 +459,7 @@ THEOREMS = (
         id="chen2024.dpsgd_baseline", title="DP-SGD accounting (Poisson rate b/n) the paper compares with",
         source=_src("Section 5 (DP-SGD comparison)"), variant=Variant.DERIVED, direction=Direction.UPPER,
         quantity=Quantity.RENYI,
-        bound=SampledGaussianBaseline(alpha, K * m, 1 / m, b * sqrt(2 * o / eta) / S),
+        bound=SampledGaussianRDP(alpha, K * m, 1 / m, S / (b * sqrt(2 * o / eta))),
         assumptions=(ORDER, INTEGER_ORDER, CONSTANT_NOISE, TWO_BATCHES,
                      Assumption("positive_sensitivity", S > 0, "S_g > 0")), requires=frozenset(),
         applications=(_app(SHUFFLED, Verdict.HOLDS, MAIN, UNCLIPPED),),

@@ -1,6 +1,6 @@
 """The bounds of Chen & Liu (seed 003) that are algorithms over a noise schedule: Lemma C.3's LSI recursion and its
 closed form, Theorem 4.6's recursion (Corollary 4.5 applied step by step) in its printed, proof-text and corrected
-forms, eq. (9) as printed, the corrected closed form, and the two baselines. Each is a `RecursiveBound`, so the
+forms, eq. (9) as printed, the corrected closed form, and the composition baseline. Each is a `RecursiveBound`, so the
 catalog composes it like a closed form and the checker encloses it in Arb.
 
 Indices (see shared/research/seed-003.md): step t = k m + j (epoch k, batch j), V_t = 1/c^(t) the inverse LSI
@@ -228,19 +228,3 @@ class CompositionBaseline(RecursiveBound):
         batches = range(m) if j0 < 0 else (int(j0),)
         sums = [sum((1 / _noise(N, o, o_last, o_rate, m, k * m + j) for k in range(K)), N.mpf(0)) for j in batches]
         return alpha * eta * S**2 / (4 * b**2) * N.maximum(*sums)
-
-
-class SampledGaussianBaseline(RecursiveBound):
-    """DP-SGD accounting the paper compares with: `steps` compositions of the Poisson-subsampled Gaussian at rate q
-    and noise multiplier z, integer alpha (Mironov-Talwar-Zhang 2019): steps/(alpha - 1) log sum_k C(alpha, k)
-    (1 - q)^(alpha - k) q^k exp((k^2 - k)/(2 z^2))."""
-
-    nargs = 4
-    integer_args = (0, 1)  # alpha, steps
-
-    @classmethod
-    def compute(cls, N, alpha, steps, q, z):
-        terms = [N.log(N.binomial(alpha, k)) + (alpha - k) * N.log1p(-q) + k * N.log(q) + (k * k - k) / (2 * z**2)
-                 for k in range(1, alpha + 1)] + [alpha * N.log1p(-q)]
-        top = N.maximum(*terms)
-        return steps * (top + N.log(sum((N.exp(v - top) for v in terms), N.mpf(0)))) / (alpha - 1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from verify.errors import UnknownIdError
+from verify.families.dpsgd import FAMILIES as DPSGD_FAMILIES
 from verify.families.grid import NOISY_GD_LOGISTIC_1D, NOISY_GD_PROJECTED_1D, PNSGD_PROJECTED_1D
 from verify.families.mbcd import FAMILIES as MBCD_FAMILIES
 from verify.families.mixtures import (
@@ -26,7 +27,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     SHIFT_REDUCTION_GAUSSIAN, CONTRACTION_GAUSSIAN, SAMPLED_GAUSSIAN, STOP_PNSGD_LINEAR_1D, SKIP_PNSGD_LINEAR_1D,
     MIXTURE_VS_GAUSSIAN, NOISY_GD_PROJECTED_1D, NOISY_GD_LOGISTIC_1D, PNSGD_PROJECTED_1D,
     SAMPLED_GAUSSIAN_MC, SAMPLED_GAUSSIAN_NAIVE_MC, STOP_PNSGD_LINEAR_DATA_1D, SKIP_PNSGD_LINEAR_DATA_1D,
-    *MBCD_FAMILIES, *NMF_FAMILIES,
+    *MBCD_FAMILIES, *NMF_FAMILIES, *DPSGD_FAMILIES,
 )}
 
 

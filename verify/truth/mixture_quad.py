@@ -78,10 +78,10 @@ def renyi_mixture_quad(weights_p: Sequence[float], means_p: Sequence[float], sds
 
 def renyi_mixture_quad_both(weights_p: Sequence[float], means_p: Sequence[float], sds_p: Sequence[float],
                             weights_q: Sequence[float], means_q: Sequence[float], sds_q: Sequence[float],
-                            alpha: float) -> tuple[Truth, Truth]:
+                            alpha: float, exact_weights=None) -> tuple[Truth, Truth]:
     """(R_alpha(P || Q), R_alpha(Q || P)) as `renyi_mixture_quad` gives them, on one set of nodes covering both (the
-    densities are evaluated once for the two orders)."""
-    return _renyi_quad((weights_p, means_p, sds_p), (weights_q, means_q, sds_q), alpha, None, True)
+    densities are evaluated once for the two orders); `exact_weights` as there."""
+    return _renyi_quad((weights_p, means_p, sds_p), (weights_q, means_q, sds_q), alpha, exact_weights, True)
 
 
 def _renyi_quad(p_mix: tuple, q_mix: tuple, alpha: float, exact_weights, both: bool) -> tuple[Truth, ...]:

@@ -1,0 +1,107 @@
+"""One exact DP-SGD step (seed 004): the research inventory's numbers (computed there by an independent script), a
+direct 20-digit quadrature of the two laws, the sampled-Gaussian closed form where Theorem 3.2 is tight, Theorem 3.2
+and the baseline over generated datasets, and bad input."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from verify.catalog.sgm_bounds import SampledGaussianRDP
+from verify.errors import ParameterError
+from verify.truth.dpsgd_step import TwoClusterStep, dpsgd_step_renyi
+from verify.truth.sgm_rdp import sgm_renyi_truth
+
+
+@pytest.mark.parametrize(("rule", "q", "g_star", "s", "alpha", "reference"), [
+    ("mean", 0.1, 0.2, 0.3, 8, 4.77e-4), ("mean", 0.1, -1.0, 0.1, 8, 59.99), ("mean", 0.1, -1.0, 0.3, 8, 3.104),
+    ("mean", 0.3, -1.0, 0.1, 8, 56.54), ("mean", 0.3, 0.2, 0.3, 2, 1.06e-4), ("sum", 0.1, -1.0, 1.0, 8, 0.0829),
+    ("sum", 0.3, 0.2, 3.0, 2, 3.57e-4)])
+def test_research_4_3_two_clusters(rule, q, g_star, s, alpha, reference):
+    """40 points with gradient 0.2, 10 with -0.6 (research 4.3(a), 'exact D (max dir)', 3-4 digits)."""
+    truth = dpsgd_step_renyi(TwoClusterStep(q, s, g_star, 40, 0.2, 10, -0.6, rule), alpha)
+    assert truth.value == pytest.approx(reference, rel=5e-3)  # the references carry 3-4 digits
+
+
+def _direct(step: TwoClusterStep, alpha: int) -> float:
+    """max of both orders by mpmath quadrature of the explicit mixtures (the batch subsets enumerated one by one)."""
+    points = [step.g_a] * step.n_a + [step.g_b] * step.n_b
+    with mpmath.workdps(20):
+        q, s = mpmath.mpf(step.q), mpmath.mpf(step.s)
+        comps_d, comps_dp = [], []
+        for mask in range(2 ** len(points)):
+            batch = [g for i, g in enumerate(points) if mask >> i & 1]
+            w = q ** len(batch) * (1 - q) ** (len(points) - len(batch))
+
+            def update(gs):
+                if step.rule == "sum":
+                    return mpmath.fsum(gs)
+                return mpmath.fsum(gs) / len(gs) if gs else mpmath.mpf(0)
+
+            comps_d.append((w, update(batch)))
+            comps_dp += [((1 - q) * w, update(batch)), (q * w, update(batch + [step.g_star]))]
+
+        def density(comps, x):
+            return mpmath.fsum(w * mpmath.npdf(x, m, s) for w, m in comps)
+
+        def renyi(a, b):
+            lo = min(m for _, m in a + b) - 12 * alpha * s
+            hi = max(m for _, m in a + b) + 12 * alpha * s
+            total = mpmath.quad(lambda x: density(a, x) ** alpha * density(b, x) ** (1 - alpha),
+                                mpmath.linspace(lo, hi, 24))
+            return mpmath.log(total) / (alpha - 1)
+
+        return float(max(renyi(comps_dp, comps_d), renyi(comps_d, comps_dp)))
+
+
+@pytest.mark.parametrize(("rule", "q", "s", "g_star", "n_a", "g_a", "n_b", "g_b", "alpha"), [
+    ("sum", 0.3, 0.7, -0.8, 2, 0.3, 1, -0.5, 3), ("mean", 0.5, 0.4, 1.0, 2, -0.2, 1, 0.9, 4),
+    ("mean", 0.2, 1.0, 0.0, 1, 1.0, 2, 0.1, 2), ("sum", 1.0, 0.5, 0.5, 1, 0.5, 1, -1.0, 5)])
+def test_agrees_with_a_direct_quadrature_over_every_subset(rule, q, s, g_star, n_a, g_a, n_b, g_b, alpha):
+    step = TwoClusterStep(q, s, g_star, n_a, g_a, n_b, g_b, rule)
+    assert dpsgd_step_renyi(step, alpha).value == pytest.approx(_direct(step, alpha), rel=1e-9, abs=1e-14)
+
+
+@settings(max_examples=20, deadline=None)
+@given(q=st.floats(0.01, 0.9), s=st.floats(0.3, 3), g=st.floats(0.05, 1), alpha=st.integers(2, 16),
+       n=st.integers(0, 6))
+def test_tight_on_degenerate_data(q, s, g, alpha, n):
+    """The other points have gradient 0: the step is the sampled Gaussian with noise multiplier s/|g*|."""
+    truth = dpsgd_step_renyi(TwoClusterStep(q, s, -g, n, 0.0, 0, 0.0, "sum"), alpha)
+    assert truth.value == pytest.approx(sgm_renyi_truth(q, s / g, alpha).value, rel=1e-8)
+
+
+def _sgm_bound(alpha: int, q: float, ratio: float) -> float:
+    with mpmath.workdps(30):
+        return float(SampledGaussianRDP._imp_(alpha, 1, q, ratio))
+
+
+@settings(max_examples=30, deadline=None)
+@given(q=st.floats(0.01, 1), s=st.floats(0.2, 3), g_star=st.floats(-1, 1), n_a=st.integers(0, 12),
+       g_a=st.floats(-1, 1), n_b=st.integers(0, 4), g_b=st.floats(-1, 1), alpha=st.integers(2, 12),
+       rule=st.sampled_from(["sum", "mean"]))
+def test_theorem_3_2_and_the_baseline_bound_every_generated_dataset(q, s, g_star, n_a, g_a, n_b, g_b, alpha, rule):
+    truth = dpsgd_step_renyi(TwoClusterStep(q, s, g_star, n_a, g_a, n_b, g_b, rule), alpha)
+    assert truth.lower <= _sgm_bound(alpha, q, 1 / s) * (1 + 1e-9) + 1e-12
+    if rule == "sum":
+        assert truth.lower <= _sgm_bound(alpha, q, abs(g_star) / s) * (1 + 1e-9) + 1e-12
+
+
+def test_identical_laws_when_x_star_changes_nothing():
+    """g* = 0 under the sum rule: the laws are equal (up to the rounding of (1 - q) w + q w)."""
+    truth = dpsgd_step_renyi(TwoClusterStep(0.3, 1.0, 0.0, 5, 0.4, 0, 0.0, "sum"), 3)
+    assert truth.lower <= 0 <= truth.upper and truth.value < 1e-25
+
+
+@pytest.mark.parametrize(("kwargs", "word"), [
+    ({"q": 0.0}, "q must"), ({"q": 1.5}, "q must"), ({"s": 0.0}, "s must"), ({"g_star": 1.5}, "g_star"),
+    ({"g_a": math.nan}, "g_a"), ({"n_a": -1}, "n_a"), ({"n_b": 2.5}, "n_b"), ({"rule": "median"}, "rule"),
+    ({"n_a": 300, "n_b": 300}, "batch-count pairs")])
+def test_bad_input_is_named(kwargs, word):
+    args = {"q": 0.1, "s": 1.0, "g_star": 0.5, "n_a": 2, "g_a": 0.1, "n_b": 1, "g_b": 0.2, "rule": "sum"} | kwargs
+    with pytest.raises(ParameterError, match=word):
+        TwoClusterStep(**args)

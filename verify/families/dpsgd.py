@@ -1,0 +1,71 @@
+"""Per-instance DP-SGD (Thudi et al. 2024, seed 004): one step on a two-cluster 1-D dataset, exact
+(verify.truth.dpsgd_step), for the sum and the mean rule; and a triple of Gaussians for the weak triangle inequality
+behind the unlearning rule of Sec. 5.4."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from verify.families._exact import exact
+from verify.model import Assumption, Family, Parameter, Quantity
+from verify.results import Truth
+from verify.symbols import alpha, d1, d2, g_a, g_b, g_star, n_a, n_b, q, s
+from verify.truth.dpsgd_step import MAX_COMPONENTS, TwoClusterStep, dpsgd_step_renyi
+from verify.truth.gaussian import renyi_gaussian_1d
+
+_R = Quantity.RENYI
+
+
+def _step_truth(rule: str):
+    def truth(alpha, q, s, g_star, n_a, g_a, n_b, g_b) -> Truth:
+        return dpsgd_step_renyi(TwoClusterStep(q, s, g_star, int(n_a), g_a, int(n_b), g_b, rule), alpha)
+    return truth
+
+
+_GRADIENT = "a clipped gradient (clip C = 1)"
+_STEP_PARAMS = (
+    Parameter(alpha, alpha > 1, "Rényi order"),
+    Parameter(q, q <= 1, "Poisson sampling rate of every point, 0 < q <= 1 (the same on D and D')"),
+    Parameter(s, s > 0, "noise std on the scale of U, in units of C (s = sigma C for the sum rule)"),
+    Parameter(g_star, sp.And(g_star >= -1, g_star <= 1), f"gradient of the added point x*, {_GRADIENT}"),
+    Parameter(n_a, n_a >= 0, "points of D in the first cluster", integer=True),
+    Parameter(g_a, sp.And(g_a >= -1, g_a <= 1), f"their gradient, {_GRADIENT}"),
+    Parameter(n_b, n_b >= 0, "points of D in the second cluster", integer=True),
+    Parameter(g_b, sp.And(g_b >= -1, g_b <= 1), f"their gradient, {_GRADIENT}"),
+)
+_SIZE = (Assumption("engine_cap", (n_a + 1) * (n_b + 1) <= MAX_COMPONENTS,
+                    f"(n_a + 1)(n_b + 1) <= {MAX_COMPONENTS} batch-count pairs"),)
+_DOC = ("One DP-SGD step (Poisson rate q, noise N(0, s^2) on U) on D = n_a points with clipped gradient g_a and n_b "
+        "with g_b, against D' = D u {x*}; per-instance RDP: the larger order of R_alpha(M(D') || M(D)) and "
+        "R_alpha(M(D) || M(D')) (Def. 2.2)")
+_METHOD = ("exact mixture over the batch counts (binomial weights), both orders by Gauss-Legendre quadrature with an "
+           "error bound, Arb enclosure")
+
+DPSGD_SUM_STEP = Family(
+    name="dpsgd_sum_step",
+    description=f"{_DOC}; sum rule U(B) = sum of the batch's gradients.",
+    parameters=_STEP_PARAMS,
+    facts=frozenset({"add_remove", "poisson_subsampling", "sum_rule", "fixed_state"}),
+    truths={_R: _step_truth("sum")}, method=_METHOD, constraints=_SIZE, expensive=True,
+)
+
+DPSGD_MEAN_STEP = Family(
+    name="dpsgd_mean_step",
+    description=f"{_DOC}; mean rule U(B) = mean of the batch's gradients, U(empty batch) = 0.",
+    parameters=_STEP_PARAMS,
+    facts=frozenset({"add_remove", "poisson_subsampling", "mean_rule", "fixed_state"}),
+    truths={_R: _step_truth("mean")}, method=_METHOD, constraints=_SIZE, expensive=True,
+)
+
+GAUSSIAN_TRIPLE = Family(
+    name="gaussian_triple",
+    description="P = N(0, s^2), Q = N(d1, s^2), R = N(d1 + d2, s^2); the quantity is R_alpha(P || R).",
+    parameters=(Parameter(alpha, alpha > 1, "Rényi order"), Parameter(d1, True, "mean of Q (P is centred)"),
+                Parameter(d2, True, "mean of R minus the mean of Q"), Parameter(s, s > 0, "common std")),
+    facts=frozenset({"gaussian"}),
+    truths={_R: exact(lambda alpha, d1, d2, s: renyi_gaussian_1d(0, s * s, d1 + d2, s * s, alpha),
+                      "Gaussian closed form alpha (d1 + d2)^2/(2 s^2)")},
+    method="closed form",
+)
+
+FAMILIES = (DPSGD_SUM_STEP, DPSGD_MEAN_STEP, GAUSSIAN_TRIPLE)

@@ -1,0 +1,96 @@
+"""One step of DP-SGD on a 1-D model, exactly (Thudi et al. 2024, seed 004, Sec. 2.1 and 3; add/remove neighbours).
+
+The dataset D holds n_a points whose clipped gradient is g_a and n_b points with g_b (|g| <= C = 1: two clusters;
+inliers, outliers and duplicates of x* are choices of these numbers); D' = D u {x*}, x* with clipped gradient g_star.
+Each point joins the batch independently with probability q (Poisson sampling). The released update is U(B) + N(0, s^2)
+with U the sum rule (sum of the batch's gradients) or the mean rule (their mean, U(empty) = 0). Under D the law is
+the mixture over the batch counts (k_a, k_b) ~ Bin(n_a, q) x Bin(n_b, q) of N(U, s^2); under D' each component splits
+into (1 - q) N(U(B), s^2) + q N(U(B u x*), s^2). The weights are exact binomial probabilities (Arb for the enclosure);
+the Rényi divergence of both orders comes from the mixture quadrature (verify.truth.mixture_quad)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from flint import arb
+from scipy.stats import binom
+
+from verify.errors import ParameterError, check_renyi_order
+from verify.results import Truth
+from verify.truth.mixture_quad import renyi_mixture_quad_both
+
+Rule = Literal["sum", "mean"]
+MAX_COMPONENTS = 20_000  # (n_a + 1)(n_b + 1) batch-count pairs one truth may mix
+
+
+@dataclass(frozen=True)
+class TwoClusterStep:
+    """One DP-SGD step on the two-cluster dataset (see the module docstring)."""
+
+    q: float
+    s: float
+    g_star: float
+    n_a: int
+    g_a: float
+    n_b: int
+    g_b: float
+    rule: Rule
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.q) and 0 < self.q <= 1):
+            raise ParameterError(f"sampling rate q must lie in (0, 1], got {self.q}")
+        if not (math.isfinite(self.s) and self.s > 0):
+            raise ParameterError(f"noise std s must be a finite number > 0, got {self.s}")
+        for name in ("g_star", "g_a", "g_b"):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and abs(v) <= 1):
+                raise ParameterError(f"{name} is a clipped gradient (clip C = 1): |{name}| <= 1, got {v}")
+        for name in ("n_a", "n_b"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or int(v) != v or v < 0:
+                raise ParameterError(f"{name} must be an integer >= 0, got {v}")
+        if self.rule not in ("sum", "mean"):
+            raise ParameterError(f"rule must be 'sum' or 'mean', got {self.rule!r}")
+        if (int(self.n_a) + 1) * (int(self.n_b) + 1) > MAX_COMPONENTS:
+            raise ParameterError(f"(n_a + 1)(n_b + 1) must be at most {MAX_COMPONENTS} batch-count pairs")
+
+    def components(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(weights of D's components, their means, weights of D''s components, their means); s is common."""
+        k_a, k_b = (a.ravel() for a in np.meshgrid(np.arange(int(self.n_a) + 1), np.arange(int(self.n_b) + 1),
+                                                   indexing="ij"))
+        w = binom.pmf(k_a, int(self.n_a), self.q) * binom.pmf(k_b, int(self.n_b), self.q)
+        without = self._means(k_a, k_b, star=False)
+        with_star = self._means(k_a, k_b, star=True)
+        return w, without, np.concatenate([(1 - self.q) * w, self.q * w]), np.concatenate([without, with_star])
+
+    def _means(self, k_a: np.ndarray, k_b: np.ndarray, star: bool) -> np.ndarray:
+        total = k_a * self.g_a + k_b * self.g_b + (self.g_star if star else 0.0)
+        if self.rule == "sum":
+            return total
+        count = k_a + k_b + int(star)
+        return np.where(count > 0, total / np.maximum(count, 1), 0.0)
+
+    def exact_weights(self) -> tuple[list, list]:
+        """The same weights as Arb balls (at the caller's precision)."""
+        q = arb(self.q)
+
+        def pmf(k: int, n: int):
+            return arb(math.comb(n, k)) * q**k * (1 - q) ** (n - k)
+
+        w = [pmf(int(a), int(self.n_a)) * pmf(int(b), int(self.n_b)) for a in range(int(self.n_a) + 1)
+             for b in range(int(self.n_b) + 1)]
+        return w, [(1 - q) * v for v in w] + [q * v for v in w]
+
+
+def dpsgd_step_renyi(step: TwoClusterStep, alpha: float) -> Truth:
+    """Per-instance RDP of the step (Def. 2.2): max(R_alpha(M(D') || M(D)), R_alpha(M(D) || M(D'))), both orders from
+    one quadrature, rigorously enclosable."""
+    check_renyi_order(alpha)
+    w_d, m_d, w_dp, m_dp = step.components()
+    s = np.full(m_d.size, step.s)
+    forward, reverse = renyi_mixture_quad_both(w_dp, m_dp, np.full(m_dp.size, step.s), w_d, m_d, s, alpha,
+                                               exact_weights=lambda: step.exact_weights()[::-1])
+    return Truth.larger(forward, reverse, f"one DP-SGD step ({step.rule} rule), both orders")
