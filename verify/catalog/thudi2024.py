@@ -10,12 +10,12 @@ current state (Theorem 3.2's Delta = min(||grad||, C) = |g_star|).
 from __future__ import annotations
 
 import sympy as sp
-from sympy import Abs, Eq
+from sympy import Abs, E, Eq, log, sqrt
 
 from verify.catalog.sgm_bounds import SampledGaussianRDP
 from verify.model import Application, Assumption, Direction, FromFamily, Quantity, Source, Theorem, Variant
 from verify.results import Verdict
-from verify.symbols import R_pq, R_qr, alpha, d2, g_star, q, s
+from verify.symbols import R_pq, R_qr, alpha, d2, delta, g_star, p_holder, q, s, sigma, steps_back
 
 SEED = "004_31f1cfe4298ec7bd.txt"
 PAPER = "Thudi et al. 2024, Gradients Look Alike: Sensitivity is Often Overestimated in DP-SGD"
@@ -35,6 +35,13 @@ STEP_GRID = {"alpha": (2, 8, 32), "q": (0.05, 0.5), "s": (0.5, 2.0), "g_star": (
              "g_a": (0.0, 0.2), "n_b": (2,), "g_b": (-0.6,)}
 MEAN_GRID = {"alpha": (2, 8), "q": (0.1, 0.3), "s": (0.1, 0.3), "g_star": (0.2, -1.0), "n_a": (8,), "g_a": (0.2,),
              "n_b": (2,), "g_b": (-0.6,)}
+GAUSSIAN_DP_GRID = {"sigma": (0.25, 0.4, 0.5, 0.7, 1.0, 2.0, 5.0), "delta": (1e-5, 1e-3)}
+CLASSICAL = sqrt(2 * log(sp.Rational(5, 4) / delta)) / sigma  # C_{delta,s} Delta with Delta = 1, s = sigma
+ORDERS = "holder_orders"
+PRINTED_FIXED = (p_holder - 1) / p_holder  # the fixed point of the printed map a -> p a/(p - 1) - 1/p
+P_3N = {"p_holder": 3 * (steps_back + 1)}  # Fact 3.4's p = 3n at the first of n = i + 1 steps (its largest order)
+P_3N_GRID = {"alpha": (1.5, 2.0, 8.0, 32.0), "steps_back": (0, 1, 9, 99, 4687)}
+ORDER_MAP_GRID = {"alpha": (2.0, 8.0), "p_holder": (2.0, 6.0, 30.0), "steps_back": (1, 2, 5)}
 TRIPLE_GRID = {"alpha": (1.25, 1.5, 1.9, 3.0, 8.0), "d1": (0.5, 1.0), "d2": (0.0, 0.5, 1.0), "s": (1.0,)}
 WEAK_TRIANGLE_BIND = {"R_pq": FromFamily(Quantity.RENYI, {"alpha": 2 * alpha, "d2": 0}),
                       "R_qr": FromFamily(Quantity.RENYI, {"alpha": 2 * alpha - 1, "d1": d2, "d2": 0})}
@@ -59,6 +66,70 @@ THEOREMS = (
         applications=(Application(SUM, Verdict.HOLDS, STEP_GRID), Application(MEAN, Verdict.HOLDS, MEAN_GRID)),
         note="The sampled Gaussian with Delta = C: every batch's update moves by at most C when x* joins it (sum "
              "rule: |g_star|; mean rule: |g_star - U(B)|/(|B| + 1) <= C), so joint convexity over batches gives it.",
+    ),
+    Theorem(
+        id="thudi2024.footnote3", title="Gaussian mechanism calibration C_{delta,s} = sqrt(2 ln(1.25/delta))/s",
+        source=_src("Section 3.1, footnote 3 (used by Lemma A.1 and Corollary 3.1)"), variant=Variant.PRINTED,
+        direction=Direction.UPPER, quantity=Quantity.DP_EPSILON, bound=CLASSICAL, assumptions=(),
+        requires=frozenset({"add_remove"}),
+        applications=(Application("sampled_gaussian", Verdict.VIOLATED, GAUSSIAN_DP_GRID, {"q": 1},
+                                  note="q = 1: the Gaussian mechanism, sensitivity 1, noise std sigma; the truth is "
+                                       "the tight eps(delta) of the pair."),),
+        note="Dwork and Roth prove this constant only for eps < 1; it fails once Delta/s reaches about 2 at "
+             "delta = 1e-5, inside the range of the paper's own sigma (Delta/s up to 2.44 for the sum rule).",
+    ),
+    Theorem(
+        id="thudi2024.footnote3.dwork_roth", title="The classical calibration where Dwork and Roth prove it (eps < 1)",
+        source=_src("Section 3.1, footnote 3 (Dwork & Roth 2014, Thm A.1)"), variant=Variant.CORRECTED,
+        direction=Direction.UPPER, quantity=Quantity.DP_EPSILON, bound=CLASSICAL,
+        assumptions=(Assumption("small_epsilon", CLASSICAL < 1, "the calibrated eps is below 1"),),
+        requires=frozenset({"add_remove"}),
+        applications=(Application("sampled_gaussian", Verdict.HOLDS, GAUSSIAN_DP_GRID, {"q": 1}),),
+    ),
+    # ---- Theorem 3.3's orders and Fact 3.4 --------------------------------------------------------------------------
+    Theorem(
+        id="thudi2024.theorem3_3.order_map", title="Theorem 3.3's order map as printed, g_p(a) = p a/(p - 1) - 1/p",
+        source=_src("Theorem 3.3 (statement)"), variant=Variant.PRINTED, direction=Direction.EXACT,
+        quantity=Quantity.COMPOSITION_ORDER,
+        bound=PRINTED_FIXED + (p_holder / (p_holder - 1)) ** steps_back * (alpha - PRINTED_FIXED),
+        assumptions=(), requires=frozenset({"holder_composition"}),
+        applications=(Application(ORDERS, Verdict.VIOLATED, ORDER_MAP_GRID),),
+        note="The printed map iterated i times (closed form: its fixed point is (p - 1)/p). The proof's Hölder step "
+             "needs (p a - 1)/(p - 1); the printed orders are larger, so a bound computed with them is only looser.",
+    ),
+    Theorem(
+        id="thudi2024.theorem3_3.order_map.proof", title="Theorem 3.3's order map in closed form (proof version)",
+        source=_src("Theorem 3.3 (proof, eq. 3)"), variant=Variant.CORRECTED, direction=Direction.EXACT,
+        quantity=Quantity.COMPOSITION_ORDER, bound=1 + (p_holder / (p_holder - 1)) ** steps_back * (alpha - 1),
+        assumptions=(), requires=frozenset({"holder_composition"}),
+        applications=(Application(ORDERS, Verdict.HOLDS, ORDER_MAP_GRID),),
+        note="g_p^i(alpha) = 1 + (p/(p - 1))^i (alpha - 1); Theorem A.2 (p = 2) gives 2 alpha - 1, the same map.",
+    ),
+    Theorem(
+        id="thudi2024.fact3_4", title="'If p = O(n) then g_p^i(alpha) <= 2 alpha for all i <= n', read literally",
+        source=_src("Fact 3.4"), variant=Variant.PRINTED, direction=Direction.UPPER,
+        quantity=Quantity.COMPOSITION_ORDER, bound=2 * alpha, assumptions=(),
+        requires=frozenset({"holder_composition"}),
+        applications=(Application(ORDERS, Verdict.VIOLATED, {"alpha": (2.0, 8.0), "steps_back": (0, 1, 2, 5, 10)},
+                                  {"p_holder": 2}, note="p = 2 is O(n): Theorem A.2's orders 1 + 2^i (alpha - 1)."),),
+        note="p must grow at least linearly in n (Omega(n)), not O(n).",
+    ),
+    Theorem(
+        id="thudi2024.fact3_4.p3n", title="With p = 3n every order is at most 2 alpha",
+        source=_src("Fact 3.4 (p = 3n)"), variant=Variant.PRINTED, direction=Direction.UPPER,
+        quantity=Quantity.COMPOSITION_ORDER, bound=2 * alpha,
+        assumptions=(), requires=frozenset({"holder_composition"}),
+        applications=(Application(ORDERS, Verdict.HOLDS, P_3N_GRID, P_3N),),
+        note="Holds for every n >= 1 ('sufficiently large n' is not needed): the first step's order is the largest.",
+    ),
+    Theorem(
+        id="thudi2024.fact3_4.limit", title="With p = 3n every order is at most 1 + e^(1/3) (alpha - 1)",
+        source=_src("Fact 3.4 (sharp form, research 2)"), variant=Variant.DERIVED, direction=Direction.UPPER,
+        quantity=Quantity.COMPOSITION_ORDER, bound=1 + E ** sp.Rational(1, 3) * (alpha - 1),
+        assumptions=(), requires=frozenset({"holder_composition"}),
+        applications=(Application(ORDERS, Verdict.HOLDS, P_3N_GRID, P_3N),),
+        note="(1 + 1/(3n - 1))^(n - 1) increases to e^(1/3): tight as n grows (10.7687 at n = 4688, alpha = 8, "
+             "against 10.7693).",
     ),
     Theorem(
         id="thudi2024.fact5_2", title="NPIU's test: the weak triangle inequality with (alpha - 1)/(alpha - 2)",

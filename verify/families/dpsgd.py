@@ -1,6 +1,6 @@
 """Per-instance DP-SGD (Thudi et al. 2024, seed 004): one step on a two-cluster 1-D dataset, exact
-(verify.truth.dpsgd_step), for the sum and the mean rule; and a triple of Gaussians for the weak triangle inequality
-behind the unlearning rule of Sec. 5.4."""
+(verify.truth.dpsgd_step), for the sum and the mean rule; a triple of Gaussians for the weak triangle inequality
+behind the unlearning rule of Sec. 5.4; and the orders Theorem 3.3's composition charges."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sympy as sp
 from verify.families._exact import exact
 from verify.model import Assumption, Family, Parameter, Quantity
 from verify.results import Truth
-from verify.symbols import alpha, d1, d2, g_a, g_b, g_star, n_a, n_b, q, s
+from verify.symbols import alpha, d1, d2, g_a, g_b, g_star, n_a, n_b, p_holder, q, s, steps_back
 from verify.truth.dpsgd_step import MAX_COMPONENTS, TwoClusterStep, dpsgd_step_renyi
 from verify.truth.gaussian import renyi_gaussian_1d
 
@@ -68,4 +68,27 @@ GAUSSIAN_TRIPLE = Family(
     method="closed form",
 )
 
-FAMILIES = (DPSGD_SUM_STEP, DPSGD_MEAN_STEP, GAUSSIAN_TRIPLE)
+
+
+def _holder_order(alpha, p_holder, steps_back):
+    """g_p^i(alpha) by iterating the proof's order map g_p(a) = (p a - 1)/(p - 1) i times (Theorem 3.3)."""
+    order = alpha
+    for _ in range(int(steps_back)):
+        order = (p_holder * order - 1) / (p_holder - 1)
+    return order
+
+
+HOLDER_ORDERS = Family(
+    name="holder_orders",
+    description="The order g_p^i(alpha) at which Theorem 3.3 (Thudi et al. 2024) charges step n - i: the proof's map "
+                "g_p(a) = (p a - 1)/(p - 1) applied i times.",
+    parameters=(Parameter(alpha, alpha > 1, "Rényi order of the whole run"),
+                Parameter(p_holder, p_holder > 1, "Hölder exponent p"),
+                Parameter(steps_back, sp.And(steps_back >= 0, steps_back <= 100_000),
+                          "i: how many steps before the last (at most 1e5 iterations)", integer=True)),
+    facts=frozenset({"holder_composition"}),
+    truths={Quantity.COMPOSITION_ORDER: exact(_holder_order, "the order map iterated at 50 digits")},
+    method="iteration of the order map",
+)
+
+FAMILIES = (DPSGD_SUM_STEP, DPSGD_MEAN_STEP, GAUSSIAN_TRIPLE, HOLDER_ORDERS)
