@@ -107,9 +107,9 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
             needed = {k: v for k, v in values.items() if k in fam.parameter_names(target.quantity)}
             needed |= {k: _real(evaluate(e, values), k, theorem) for k, e in target.at.items()}
             truth = truth_of(fam, target.quantity, fam.validate(target.quantity, needed))
-            if truth.method is not Method.EXACT:
-                raise ParameterError(f"{theorem.id}: {name} needs an exact {target.quantity.value}, got "
-                                     f"{truth.method.value}")
+            if truth.method is Method.MONTE_CARLO:
+                raise ParameterError(f"{theorem.id}: {name} needs a computed {target.quantity.value}, not an "
+                                     f"estimate")
             values[name] = truth.value
             from_family[name] = truth
         else:

@@ -46,6 +46,7 @@ class Quantity(str, Enum):
     SHIFTED_RENYI = "shifted_renyi"  # D_alpha^{(z)}: Rényi divergence after moving the first law by <= z in W_inf
     GRADIENT_MAP_LIPSCHITZ = "gradient_map_lipschitz"  # Lipschitz constant of F(theta) = theta - eta grad f(theta)
     PROX_LIPSCHITZ = "prox_lipschitz"  # Lipschitz constant of the proximal map T = Prox_{eta, r}
+    EXPECTED_BATCH_RENYI = "expected_batch_renyi"  # E_B R_alpha(law on one dataset || N(U(B), s^2)), B from the other
     COMPOSITION_ORDER = "composition_order"  # the Rényi order a Hölder composition charges a step at
 
     @property

@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 
 from verify.catalog.sgm_bounds import SampledGaussianRDP
 from verify.errors import ParameterError
-from verify.truth.dpsgd_step import TwoClusterStep, dpsgd_step_renyi
+from verify.truth.dpsgd_step import TwoClusterStep, dpsgd_step_renyi, theorem36_rhs
+from verify.truth.mixture_arb import enclose_renyi_mixture_gaussian
+from verify.truth.mixture_quad import renyi_mixture_to_gaussians
 from verify.truth.sgm_rdp import sgm_renyi_truth
 
 
@@ -105,3 +107,26 @@ def test_bad_input_is_named(kwargs, word):
     args = {"q": 0.1, "s": 1.0, "g_star": 0.5, "n_a": 2, "g_a": 0.1, "n_b": 1, "g_b": 0.2, "rule": "sum"} | kwargs
     with pytest.raises(ParameterError, match=word):
         TwoClusterStep(**args)
+
+
+@settings(max_examples=15, deadline=None)
+@given(alpha=st.integers(2, 4), s=st.floats(0.2, 2), target=st.floats(-1, 1),
+       comps=st.lists(st.tuples(st.floats(0.05, 1), st.floats(-1, 1)), min_size=1, max_size=5))
+def test_mixture_to_gaussians_quadrature_matches_the_integer_order_closed_form(alpha, s, target, comps):
+    """The shared-node quadrature (Theorem 3.6's expectation) against the compositions closed form in Arb."""
+    total = sum(w for w, _ in comps)
+    weights, means = [w / total for w, _ in comps], [m for _, m in comps]
+    (quad,) = renyi_mixture_to_gaussians(weights, means, s, [target], alpha)
+    closed = enclose_renyi_mixture_gaussian(weights, means, s, target, alpha, 128)
+    assert quad.lower <= float(closed.upper) * (1 + 1e-12) + 1e-15
+    assert float(closed.lower) * (1 - 1e-12) - 1e-15 <= quad.upper
+    assert quad.value == pytest.approx(float(closed.lower), rel=1e-9, abs=1e-13)
+
+
+@pytest.mark.parametrize(("rule", "q", "g_star", "s", "alpha", "reference"), [
+    ("mean", 0.1, -1.0, 0.3, 8, 40.79), ("mean", 0.3, 0.2, 0.3, 2, 0.0635), ("sum", 0.3, 0.2, 3.0, 2, 0.147)])
+def test_theorem_3_6_rhs_of_research_4_3(rule, q, g_star, s, alpha, reference):
+    """'Thm 3.6 exact' of research 4.3(a) (40 points at 0.2, 10 at -0.6), to the digits printed there."""
+    rhs = theorem36_rhs(TwoClusterStep(q, s, g_star, 40, 0.2, 10, -0.6, rule), alpha)
+    assert rhs.value == pytest.approx(reference, rel=5e-3)
+    assert rhs.value >= dpsgd_step_renyi(TwoClusterStep(q, s, g_star, 40, 0.2, 10, -0.6, rule), alpha).upper

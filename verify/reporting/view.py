@@ -9,7 +9,8 @@ VERDICT_CLASS = {"HOLDS": "holds", "VIOLATED": "violated", "INCONCLUSIVE": "inco
 QUANTITY_LABEL = {"renyi": "Rényi divergence R", "dp_epsilon": "ε(δ)", "excess_risk": "excess risk",
                   "lsi_constant": "LSI constant", "shifted_renyi": "shifted Rényi divergence",
                   "gradient_map_lipschitz": "Lipschitz constant of F", "prox_lipschitz": "Lipschitz constant of T",
-                  "composition_order": "Rényi order charged to a step"}
+                  "composition_order": "Rényi order charged to a step",
+                  "expected_batch_renyi": "E over batches of R(law ‖ batch Gaussian)"}
 DIRECTION_LABEL = {"upper": "upper bound", "lower": "lower bound", "exact": "exact value"}
 SWEEP_LABEL = {"K": "K", "alpha": "α", "n": "n"}
 

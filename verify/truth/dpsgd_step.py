@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from flint import arb
+from flint import arb, ctx
 from scipy.stats import binom
 
 from verify.errors import ParameterError, check_renyi_order
-from verify.results import Truth
-from verify.truth.mixture_quad import renyi_mixture_quad_both
+from verify.results import Method, Truth
+from verify.truth.mixture_quad import renyi_mixture_quad_both, renyi_mixture_to_gaussians
+from verify.truth.numbers import Enclosure, NotEnclosable
 
 Rule = Literal["sum", "mean"]
 MAX_COMPONENTS = 20_000  # (n_a + 1)(n_b + 1) batch-count pairs one truth may mix
@@ -94,3 +95,47 @@ def dpsgd_step_renyi(step: TwoClusterStep, alpha: float) -> Truth:
     forward, reverse = renyi_mixture_quad_both(w_dp, m_dp, np.full(m_dp.size, step.s), w_d, m_d, s, alpha,
                                                exact_weights=lambda: step.exact_weights()[::-1])
     return Truth.larger(forward, reverse, f"one DP-SGD step ({step.rule} rule), both orders")
+
+
+def _expected_divergence(p_weights: np.ndarray, p_means: np.ndarray, exact_p, batch_weights: np.ndarray,
+                         batch_means: np.ndarray, exact_batch, s: float, alpha: float) -> Truth:
+    """sum_B w_B R_alpha(P || N(U(B), s^2)) over the batch atoms B: one quadrature node set for all of them, the
+    intervals summed with the weights (the enclosure: Arb weights times each atom's Arb enclosure)."""
+    keep = batch_weights > 0
+    parts = renyi_mixture_to_gaussians(p_weights, p_means, s, batch_means[keep], alpha, exact_p)
+    w = batch_weights[keep]
+    value = float(np.dot(w, [t.value for t in parts]))
+    lower = float(np.dot(w, [t.lower for t in parts])) * (1 - 1e-15)
+    upper = float(np.dot(w, [t.upper for t in parts])) * (1 + 1e-15)
+
+    def enclose(prec: int) -> Enclosure:
+        with ctx.workprec(prec):
+            weights = [v for v, f in zip(exact_batch(), batch_weights, strict=True) if f > 0]
+            inner = [t.enclose(prec) for t in parts]
+            if any(e.infinite for e in inner):
+                raise NotEnclosable("a batch's divergence is infinite")
+            lo = sum((x * arb(e.lower) for x, e in zip(weights, inner, strict=True)), arb(0))
+            hi = sum((x * arb(e.upper) for x, e in zip(weights, inner, strict=True)), arb(0))
+            return Enclosure(lo.lower(), hi.upper(), "sum over batches of Arb-enclosed quadratures", prec)
+
+    return Truth(value, min(lower, value), max(upper, value), Method.SERIES,
+                 f"sum over {len(parts)} batch atoms of R_alpha(mixture || N(U(B), s^2)), one quadrature node set",
+                 enclose=enclose)
+
+
+def theorem36_rhs(step: TwoClusterStep, alpha: float) -> Truth:
+    """Theorem 3.6's right-hand side for both directions, the larger: E_{B ~ D}[R_alpha(M(D') || N(U(B), s^2))] and
+    E_{B' ~ D'}[R_alpha(M(D) || N(U(B'), s^2))] (Thudi et al. 2024; the exact form of the alpha-tuple expectation:
+    convexity of R_alpha in its second argument, research 2)."""
+    check_renyi_order(alpha)
+    w_d, m_d, w_dp, m_dp = step.components()
+
+    def exact_d() -> list:
+        return step.exact_weights()[0]
+
+    def exact_dp() -> list:
+        return step.exact_weights()[1]
+
+    forward = _expected_divergence(w_dp, m_dp, exact_dp, w_d, m_d, exact_d, step.s, alpha)
+    reverse = _expected_divergence(w_d, m_d, exact_d, w_dp, m_dp, exact_dp, step.s, alpha)
+    return Truth.larger(forward, reverse, "Theorem 3.6's expected divergence to the batch-conditional Gaussian")

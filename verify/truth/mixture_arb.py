@@ -26,7 +26,8 @@ except ImportError:  # pragma: no cover - python-flint is a runtime dependency
 
 Mixture = tuple[Sequence[Any], Sequence[float], Sequence[float]]  # weights (numbers or arb balls), means, sds
 _TAIL_WIDTHS = (12, 20, 30, 45, 70)  # tail cut-offs tried, in widths of the widest component
-_EVALS = 100_000  # integrand evaluations per piece before acb gives up
+_EVALS = 100_000  # integrand evaluations per panel before acb gives up
+_PANEL = 16  # widths of the widest component per integrated panel
 
 
 def _diverges(p: Mixture, q: Mixture, alpha: float) -> bool:
@@ -93,12 +94,15 @@ def enclose_renyi_mixture(p: Mixture, q: Mixture, alpha: float, prec: int, centr
         for k in _TAIL_WIDTHS:  # widen the integrated range piece by piece until the proven tails are negligible
             lo, hi = lo0 - k * width, hi0 + k * width
             pieces = [(lo, hi)] if done[0] == done[1] else [(lo, done[0]), (done[1], hi)]
-            for a_, b_ in pieces:
-                with deferred_deadline(what):
-                    try:
-                        bulk += acb.integral(integrand, a_, b_, rel_tol=tol, abs_tol=tol, eval_limit=_EVALS)
-                    except SystemError as err:  # an exception inside the callback
-                        raise NotEnclosable(f"{what}: the integrand failed ({err.__cause__ or err})") from None
+            for a_, b_ in pieces:  # in panels of at most _PANEL widths: narrow peaks far apart stay within reach
+                cuts = max(1, math.ceil((b_ - a_) / (_PANEL * width)))
+                ends = [a_ + (b_ - a_) * i / cuts for i in range(cuts)] + [b_]
+                for u, v in zip(ends[:-1], ends[1:], strict=True):
+                    with deferred_deadline(what):
+                        try:
+                            bulk += acb.integral(integrand, u, v, rel_tol=tol, abs_tol=tol, eval_limit=_EVALS)
+                        except SystemError as err:  # an exception inside the callback
+                            raise NotEnclosable(f"{what}: the integrand failed ({err.__cause__ or err})") from None
             done = (lo, hi)
             total = bulk.real
             tails = _tail(p, q, a, hi, True) + _tail(p, q, a, lo, False)
@@ -109,3 +113,44 @@ def enclose_renyi_mixture(p: Mixture, q: Mixture, alpha: float, prec: int, centr
                 return Enclosure.of(value, f"{what}: acb.integral on [{lo:.4g}, {hi:.4g}] + proven Gaussian tail "
                                            f"bounds, {prec} bits", prec)
     raise NotEnclosable(f"{what}: acb.integral did not reach the requested accuracy")
+
+
+MAX_COMPOSITIONS = 20_000  # terms of the integer-order sum one enclosure may expand
+
+
+def _compositions(total: int, parts: int):
+    """Every tuple of `parts` non-negative integers summing to `total`."""
+    if parts == 1:
+        yield (total,)
+        return
+    for first in range(total, -1, -1):
+        for rest in _compositions(total - first, parts - 1):
+            yield (first, *rest)
+
+
+def enclose_renyi_mixture_gaussian(weights: list, means: list[float], s: float, target: float, alpha: int,
+                                   prec: int) -> Enclosure:
+    """R_alpha(sum_i w_i N(mu_i, s^2) || N(t, s^2)) for an integer alpha, in closed form: the integral of a product
+    of equal-variance Gaussians gives int P^a Q^(1-a) = sum over the compositions c of alpha of
+    multinomial(alpha; c) prod w_i^c_i exp(((sum c_i nu_i)^2 - sum c_i nu_i^2)/(2 s^2)), nu_i = mu_i - t. Exact Arb
+    arithmetic on the float inputs and the weights' balls; NotEnclosable beyond MAX_COMPOSITIONS terms."""
+    k = len(means)
+    if math.comb(alpha + k - 1, k - 1) > MAX_COMPOSITIONS:
+        raise NotEnclosable(f"{math.comb(alpha + k - 1, k - 1)} compositions exceed {MAX_COMPOSITIONS}")
+    with ctx.workprec(prec):
+        w = _normalised((weights, means, [s] * k))[0]
+        nu = [arb(m) - arb(target) for m in means]
+        two_s2 = 2 * arb(s) ** 2
+        total = arb(0)
+        for c in _compositions(alpha, k):
+            coef = math.factorial(alpha)
+            term = arb(1)
+            first, second = arb(0), arb(0)
+            for ci, wi, vi in zip(c, w, nu, strict=True):
+                if ci:
+                    coef //= math.factorial(ci)
+                    term *= wi**ci
+                    first += ci * vi
+                    second += ci * vi * vi
+            total += coef * term * ((first * first - second) / two_s2).exp()
+        return Enclosure.of(total.log() / (alpha - 1), "integer-order closed form over compositions (Arb)", prec)

@@ -26,7 +26,8 @@ from verify.errors import check_renyi_order
 from verify.limits import require_memory
 from verify.results import Method, Truth
 from verify.truth.excess import log_excess
-from verify.truth.mixture_arb import enclose_renyi_mixture
+from verify.truth.mixture_arb import enclose_renyi_mixture, enclose_renyi_mixture_gaussian
+from verify.truth.numbers import NotEnclosable
 
 _SAFETY = 10.0
 _ORDER = 24  # Gauss-Legendre nodes per panel; the half-order rule on the same panels gives the error
@@ -131,6 +132,58 @@ def _renyi_quad(p_mix: tuple, q_mix: tuple, alpha: float, exact_weights, both: b
             logs.append((log_q + log_f + log_w, log_q + log_size + log_w))
         out.append(_truth(logs, alpha, lo, hi, panels, encloser(reverse)))
     return tuple(out)
+
+
+_TARGET_BLOCK = 128  # Gaussians integrated together (rows of the node arrays)
+
+
+def renyi_mixture_to_gaussians(weights: Sequence[float], means: Sequence[float], s: float, targets: Sequence[float],
+                               alpha: float, exact_weights: Callable[[], Sequence[Any]] | None = None) -> list[Truth]:
+    """R_alpha(P || N(t, s^2)) for every t in `targets`, P = sum_i w_i N(mean_i, s^2) (one common sd), on one set of
+    nodes covering every target's integrand: P's density is evaluated once. Each Truth is as `renyi_mixture_quad`
+    gives it (error-based interval; Arb enclosure with `exact_weights()` for P's weights, default the floats)."""
+    check_renyi_order(alpha)
+    wp, mp, sds = _components(weights, means, np.full(len(means), float(s)))
+    t = np.asarray(targets, dtype=float)
+    ends = [mp.min(), mp.max(), t.min(), t.max(), alpha * mp.min() - (alpha - 1) * t.max(),
+            alpha * mp.max() - (alpha - 1) * t.min()]
+    lo, hi = float(min(ends) - 40 * s), float(max(ends) + 40 * s)
+    panels = max(64, math.ceil((hi - lo) / (0.25 * s)))
+    require_memory(8.0 * panels * _ORDER * (len(wp) + 8 * _TARGET_BLOCK), "the mixture-to-Gaussians quadrature")
+    edges = np.linspace(lo, hi, panels + 1)
+    half, mid = np.diff(edges)[:, None] / 2, (edges[:-1] + edges[1:])[:, None] / 2
+    rules = []
+    for order in (_ORDER, _ORDER // 2):
+        nodes, gl_weights = _GL[order]
+        x = (mid + half * nodes).ravel()
+        rules.append((x, _log_pdf(x, wp, mp, sds), np.log((half * gl_weights).ravel())))
+
+    def encloser(target: float):
+        def enclose(prec: int):
+            with ctx.workprec(prec):
+                exact = exact_weights() if exact_weights is not None else list(weights)
+            p = ([w for w, f in zip(exact, weights, strict=True) if f > 0], [float(v) for v in mp],
+                 [float(v) for v in sds])
+            if float(alpha).is_integer():
+                try:
+                    return enclose_renyi_mixture_gaussian(p[0], p[1], float(s), float(target), int(alpha), prec)
+                except NotEnclosable:
+                    pass  # too many compositions: the quadrature below
+            return enclose_renyi_mixture(p, ([1], [float(target)], [float(s)]), alpha, prec, (lo, hi))
+        return enclose
+
+    out = []
+    for start in range(0, t.size, _TARGET_BLOCK):
+        block = t[start:start + _TARGET_BLOCK]
+        per_rule = []
+        for x, log_p, log_w in rules:
+            log_q = -0.5 * ((x[None, :] - block[:, None]) / s) ** 2 - math.log(s) - 0.5 * math.log(2 * math.pi)
+            log_f, log_size = log_excess_terms(log_p[None, :] - log_q, alpha,
+                                               8 * (np.abs(log_p)[None, :] + np.abs(log_q) + 1))
+            per_rule.append((log_q + log_f + log_w, log_q + log_size + log_w))
+        for j, target in enumerate(block):
+            out.append(_truth([(f[j], z[j]) for f, z in per_rule], alpha, lo, hi, panels, encloser(target)))
+    return out
 
 
 def _infinite(enclose) -> Truth:
