@@ -46,21 +46,14 @@ _DOC = ("One DP-SGD step (Poisson rate q, noise N(0, s^2) on U) on D = n_a point
 _METHOD = ("exact mixture over the batch counts (binomial weights), both orders by Gauss-Legendre quadrature with an "
            "error bound, Arb enclosure")
 
-DPSGD_SUM_STEP = Family(
-    name="dpsgd_sum_step",
-    description=f"{_DOC}; sum rule U(B) = sum of the batch's gradients.",
-    parameters=_STEP_PARAMS,
-    facts=frozenset({"add_remove", "poisson_subsampling", "sum_rule", "fixed_state"}),
-    truths=_step_truths("sum"), method=_METHOD, constraints=_SIZE, expensive=True,
-)
+def _step_family(rule: str, update: str) -> Family:
+    return Family(name=f"dpsgd_{rule}_step", description=f"{_DOC}; {rule} rule {update}.", parameters=_STEP_PARAMS,
+                  facts=frozenset({"add_remove", "poisson_subsampling", f"{rule}_rule", "fixed_state"}),
+                  truths=_step_truths(rule), method=_METHOD, constraints=_SIZE, expensive=True)
 
-DPSGD_MEAN_STEP = Family(
-    name="dpsgd_mean_step",
-    description=f"{_DOC}; mean rule U(B) = mean of the batch's gradients, U(empty batch) = 0.",
-    parameters=_STEP_PARAMS,
-    facts=frozenset({"add_remove", "poisson_subsampling", "mean_rule", "fixed_state"}),
-    truths=_step_truths("mean"), method=_METHOD, constraints=_SIZE, expensive=True,
-)
+
+DPSGD_SUM_STEP = _step_family("sum", "U(B) = sum of the batch's gradients")
+DPSGD_MEAN_STEP = _step_family("mean", "U(B) = mean of the batch's gradients, U(empty batch) = 0")
 
 GAUSSIAN_TRIPLE = Family(
     name="gaussian_triple",

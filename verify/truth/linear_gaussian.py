@@ -24,7 +24,7 @@ import mpmath
 from verify.errors import ParameterError, ResourceLimitError, check_renyi_order
 from verify.results import Truth
 from verify.truth.mixture_quad import renyi_mixture_quad_both
-from verify.truth.numbers import Enclosure, NotEnclosable, arb_numbers, num
+from verify.truth.numbers import Enclosure, NotEnclosable, arb_numbers, compositions, num
 
 try:
     from flint import arb_mat
@@ -328,15 +328,6 @@ def _bilinear(la: _Linalg, S, u, v):
     return (plus - minus) / 4
 
 
-def _compositions(total: int, parts: int):
-    if parts == 1:
-        yield (total,)
-        return
-    for first in range(total, -1, -1):
-        for rest in _compositions(total - first, parts - 1):
-            yield (first, *rest)
-
-
 def renyi_mixture_series(gram: Sequence[Sequence], weights: Sequence, alpha: int):
     """R_alpha(sum_j w_j N(g_j, S) || N(0, S)) for an integer alpha >= 2 from the Gram matrix of the shifts, in the
     active number system (positive terms: no cancellation; Arb-rigorous)."""
@@ -353,7 +344,7 @@ def renyi_mixture_series(gram: Sequence[Sequence], weights: Sequence, alpha: int
     logs = []
     log_fact = [N.log(N.mpf(math.factorial(k))) for k in range(alpha + 1)]
     log_w = [N.log(N.mpf(w)) if w > 0 else None for w in weights]
-    for counts in _compositions(alpha, m):
+    for counts in compositions(alpha, m):
         if any(c and log_w[j] is None for j, c in enumerate(counts)):
             continue
         quad = sum((counts[i] * counts[j] * gram[i][j] for i in range(m) for j in range(m) if counts[i] and counts[j]),

@@ -17,7 +17,7 @@ from fractions import Fraction
 from typing import Any
 
 from verify.limits import deferred_deadline, expired
-from verify.truth.numbers import Enclosure, NotEnclosable
+from verify.truth.numbers import Enclosure, NotEnclosable, compositions
 
 try:
     from flint import acb, arb, ctx
@@ -118,16 +118,6 @@ def enclose_renyi_mixture(p: Mixture, q: Mixture, alpha: float, prec: int, centr
 MAX_COMPOSITIONS = 20_000  # terms of the integer-order sum one enclosure may expand
 
 
-def _compositions(total: int, parts: int):
-    """Every tuple of `parts` non-negative integers summing to `total`."""
-    if parts == 1:
-        yield (total,)
-        return
-    for first in range(total, -1, -1):
-        for rest in _compositions(total - first, parts - 1):
-            yield (first, *rest)
-
-
 def enclose_renyi_mixture_gaussian(weights: list, means: list[float], s: float, target: float, alpha: int,
                                    prec: int) -> Enclosure:
     """R_alpha(sum_i w_i N(mu_i, s^2) || N(t, s^2)) for an integer alpha, in closed form: the integral of a product
@@ -142,7 +132,7 @@ def enclose_renyi_mixture_gaussian(weights: list, means: list[float], s: float, 
         nu = [arb(m) - arb(target) for m in means]
         two_s2 = 2 * arb(s) ** 2
         total = arb(0)
-        for c in _compositions(alpha, k):
+        for c in compositions(alpha, k):
             coef = math.factorial(alpha)
             term = arb(1)
             first, second = arb(0), arb(0)

@@ -255,3 +255,13 @@ class Enclosure:
 
 
 Encloser = Callable[[int], Enclosure]  # precision in bits -> rigorous enclosure of a truth
+
+
+def compositions(total: int, parts: int):
+    """Every tuple of `parts` non-negative integers summing to `total` (the terms of an integer-order Rényi series)."""
+    if parts == 1:
+        yield (total,)
+        return
+    for first in range(total, -1, -1):
+        for rest in compositions(total - first, parts - 1):
+            yield (first, *rest)
