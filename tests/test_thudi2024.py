@@ -4,6 +4,8 @@ violation of a cheap family."""
 
 from __future__ import annotations
 
+import math
+
 import mpmath
 import pytest
 from dp_accounting.rdp.rdp_privacy_accountant import _compute_rdp_poisson_subsampled_gaussian
@@ -73,3 +75,18 @@ def test_falsifier_finds_the_classical_calibration_failure():
     outcome = search_outcome(t, t.applications[0], max_examples=100, budget_s=120, seed=0)
     assert outcome.counterexample is not None, outcome.summary()
     assert outcome.counterexample.result.certificate.verdict.value == "VIOLATED"
+
+
+@pytest.mark.parametrize("alpha", [2, 5, 16])
+@pytest.mark.parametrize(("q", "sigma"), [(0.01, 1.1), (0.2, 3.0)])
+def test_conversions_are_ordered_and_match_dp_accounting_formulas(alpha, q, sigma):
+    """The improved conversion is never above the classical one, and dp_accounting's compute_epsilon (which uses the
+    improved conversion, minimised over the orders given) agrees with ours at a single order."""
+    from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
+
+    rdp = sgm(alpha, q, 1 / sigma)
+    classical = rdp + math.log(1 / 1e-5) / (alpha - 1)
+    improved = rdp + math.log((alpha - 1) / alpha) - (math.log(1e-5) + math.log(alpha)) / (alpha - 1)
+    assert improved <= classical
+    eps, _ = compute_epsilon([alpha], [rdp], 1e-5)
+    assert eps == pytest.approx(max(improved, 0.0), rel=1e-9, abs=1e-12)

@@ -43,6 +43,8 @@ THM36_SUM_GRID = {**THM36_GRID, "s": (1.0, 3.0)}
 THM36_BIND = {"R_batch": FromFamily(Quantity.EXPECTED_BATCH_RENYI)}
 # alpha = 2: the exceeded points are certified by the integer-order closed form (the compositions of alpha)
 IMPROVES_GRID, IMPROVES_SUM_GRID = {**THM36_GRID, "alpha": (2,)}, {**THM36_SUM_GRID, "alpha": (2,)}
+CONVERSION_GRID = {"alpha": (2, 4, 8, 16, 32), "q": (0.01, 0.1, 1.0), "sigma": (0.5, 1.0, 2.0), "delta": (1e-5, 1e-3)}
+SGM_RDP = SampledGaussianRDP(alpha, 1, q, 1 / sigma)  # one step, sensitivity 1, noise multiplier sigma
 ORDERS = "holder_orders"
 PRINTED_FIXED = (p_holder - 1) / p_holder  # the fixed point of the printed map a -> p a/(p - 1) - 1/p
 P_3N = {"p_holder": 3 * (steps_back + 1)}  # Fact 3.4's p = 3n at the first of n = i + 1 steps (its largest order)
@@ -113,6 +115,26 @@ THEOREMS = (
         note="The paper presents Theorem 3.6 as an improvement for the mean rule; for an outlier with small expected "
              "batches it exceeds the baseline (research 4.3: 435.5 vs 397.4), and for the sum rule it is worse "
              "throughout. Use min(Theorem 3.6, baseline).",
+    ),
+    # ---- RDP to (eps, delta): the conversions used with the baseline (Section 3.3 leaves the choice open) -----------
+    Theorem(
+        id="thudi2024.rdp_to_dp.classical", title="RDP to (eps, delta): eps = R_alpha + log(1/delta)/(alpha - 1)",
+        source=_src("Section 3.3 baseline (Mironov 2017, Prop. 3)"), variant=Variant.DERIVED,
+        direction=Direction.UPPER, quantity=Quantity.DP_EPSILON, bound=SGM_RDP + log(1 / delta) / (alpha - 1),
+        assumptions=(ORDER, INTEGER_ORDER), requires=frozenset({"add_remove", "poisson_subsampling"}),
+        applications=(Application("sampled_gaussian", Verdict.HOLDS, CONVERSION_GRID,
+                                  note="One step of the sampled Gaussian; the truth is its tight eps(delta)."),),
+    ),
+    Theorem(
+        id="thudi2024.rdp_to_dp.improved",
+        title="RDP to (eps, delta), improved: R_alpha + log((alpha - 1)/alpha) - log(alpha delta)/(alpha - 1)",
+        source=_src("Section 3.3 baseline (Balle et al. 2020, Thm 21; Canonne, Kamath & Steinke 2020)"),
+        variant=Variant.DERIVED, direction=Direction.UPPER, quantity=Quantity.DP_EPSILON,
+        bound=SGM_RDP + log((alpha - 1) / alpha) - (log(delta) + log(alpha)) / (alpha - 1),
+        assumptions=(ORDER, INTEGER_ORDER), requires=frozenset({"add_remove", "poisson_subsampling"}),
+        applications=(Application("sampled_gaussian", Verdict.HOLDS, CONVERSION_GRID),),
+        note="Never larger than the classical conversion; both hold at every order, the best order is what "
+             "accountants report.",
     ),
     # ---- Theorem 3.3's orders and Fact 3.4 --------------------------------------------------------------------------
     Theorem(
