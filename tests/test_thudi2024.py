@@ -17,6 +17,7 @@ from verify.families import family
 from verify.model import Quantity
 from verify.results import Verdict
 from verify.testing.falsify import search_outcome
+from verify.truth.subsampled_dp import sgm_delta_add
 
 MNIST_Q, MNIST_SIGMA = 128 / 60000, 0.469
 
@@ -90,3 +91,20 @@ def test_conversions_are_ordered_and_match_dp_accounting_formulas(alpha, q, sigm
     assert improved <= classical
     eps, _ = compute_epsilon([alpha], [rdp], 1e-5)
     assert eps == pytest.approx(max(improved, 0.0), rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize(("sigma", "eps_prime", "delta_at"), [
+    (0.25, 8.027, 8.5e-5), (0.30, 5.668, 3.7e-5), (0.35, 3.995, 1.9e-5), (0.41, 2.574, 9.91e-6),
+    (0.469, 1.626, 5.9e-6), (0.566, 0.750, 3.0e-6), (1.0, 0.0693, 5.5e-7)])
+def test_corollary_3_1_of_research_4_6(sigma, eps_prime, delta_at):
+    """Research 4.6(ii): Corollary 3.1's eps' at App. B.1's settings and the exact delta of the adding direction there
+    (the claim is delta'' = 1e-5), to the digits printed there."""
+    t = theorem("thudi2024.corollary3_1")
+    values = {"sigma": sigma, "q": MNIST_Q, "delta": 1e-5, "p_holder": 10_000, "delta_slack": 0.5e-5}
+    got = float(t.value(values))
+    assert got == pytest.approx(eps_prime, abs=6e-4 if eps_prime > 0.1 else 6e-5)
+    with mpmath.workdps(30):
+        delta = float(sgm_delta_add(got, MNIST_Q, sigma))
+    assert delta == pytest.approx(delta_at, rel=0.06)
+    tight = family("sampled_gaussian").truth(Quantity.DP_EPSILON_ADD, q=MNIST_Q, sigma=sigma, delta=1e-5).value
+    assert (tight > got) == (delta_at > 1e-5)

@@ -88,6 +88,7 @@ d1 = sp.Symbol("d1", real=True)  # mean gap between the first and second law of 
 d2 = sp.Symbol("d2", real=True)  # mean gap between the second and third law
 R_pq = sp.Symbol("R_pq", nonnegative=True)  # D_{2 alpha}(P || Q) of a Gaussian triple (weak triangle inequality)
 R_batch = sp.Symbol("R_batch", nonnegative=True)  # Theorem 3.6's right-hand side (expected_batch_renyi)
+delta_slack = sp.Symbol("delta_slack", positive=True)  # the free slack delta' of Corollary 3.1
 p_holder = sp.Symbol("p_holder", positive=True)  # Hölder exponent p of Theorem 3.3 (p > 1)
 steps_back = sp.Symbol("steps_back", integer=True, nonnegative=True)  # i: the step n - i, counted from the last
 R_qr = sp.Symbol("R_qr", nonnegative=True)  # D_{2 alpha - 1}(Q || R)

@@ -15,7 +15,7 @@ from sympy import Abs, E, Eq, log, sqrt
 from verify.catalog.sgm_bounds import SampledGaussianRDP
 from verify.model import Application, Assumption, Direction, FromFamily, Quantity, Source, Theorem, Variant
 from verify.results import Verdict
-from verify.symbols import R_batch, R_pq, R_qr, alpha, d2, delta, g_star, p_holder, q, s, sigma, steps_back
+from verify.symbols import R_batch, R_pq, R_qr, alpha, d2, delta, delta_slack, g_star, p_holder, q, s, sigma, steps_back
 
 SEED = "004_31f1cfe4298ec7bd.txt"
 PAPER = "Thudi et al. 2024, Gradients Look Alike: Sensitivity is Often Overestimated in DP-SGD"
@@ -45,6 +45,13 @@ THM36_BIND = {"R_batch": FromFamily(Quantity.EXPECTED_BATCH_RENYI)}
 IMPROVES_GRID, IMPROVES_SUM_GRID = {**THM36_GRID, "alpha": (2,)}, {**THM36_SUM_GRID, "alpha": (2,)}
 CONVERSION_GRID = {"alpha": (2, 4, 8, 16, 32), "q": (0.01, 0.1, 1.0), "sigma": (0.5, 1.0, 2.0), "delta": (1e-5, 1e-3)}
 SGM_RDP = SampledGaussianRDP(alpha, 1, q, 1 / sigma)  # one step, sensitivity 1, noise multiplier sigma
+# Corollary 3.1 on the worst-case pair of the sum rule (Delta = C = 1, s = sigma), with App. B.1's constants:
+# p = 1e4, delta' = 0.5e-5, delta'' = delta = 1e-5, so the per-batch delta is (delta'' - delta')/q
+MNIST_DP_GRID = {"sigma": (0.25, 0.3, 0.35, 0.41, 0.469, 0.566, 1.0), "q": (128 / 60000,), "delta": (1e-5,)}
+B1 = {"p_holder": 10_000, "delta_slack": sp.Rational(1, 200_000)}
+_PER_BATCH_DELTA = (delta - delta_slack) / q
+_C = sqrt(2 * log(sp.Rational(5, 4) / _PER_BATCH_DELTA)) / sigma  # C_{delta, s} Delta
+COROLLARY_3_1 = log((q * sp.exp(_C)) ** (p_holder / (p_holder - 1)) * delta_slack ** (-1 / (p_holder - 1)) + 1 - q)
 ORDERS = "holder_orders"
 PRINTED_FIXED = (p_holder - 1) / p_holder  # the fixed point of the printed map a -> p a/(p - 1) - 1/p
 P_3N = {"p_holder": 3 * (steps_back + 1)}  # Fact 3.4's p = 3n at the first of n = i + 1 steps (its largest order)
@@ -115,6 +122,30 @@ THEOREMS = (
         note="The paper presents Theorem 3.6 as an improvement for the mean rule; for an outlier with small expected "
              "batches it exceeds the baseline (research 4.3: 435.5 vs 397.4), and for the sum rule it is worse "
              "throughout. Use min(Theorem 3.6, baseline).",
+    ),
+    # ---- Corollary 3.1 and the (eps, delta) baseline of App. B.1 ---------------------------------------------------
+    Theorem(
+        id="thudi2024.corollary3_1", title="Per-instance (eps, delta) by Hölder (sum rule, worst-case pair)",
+        source=_src("Corollary 3.1 (App. B.1 settings)"), variant=Variant.PRINTED, direction=Direction.UPPER,
+        quantity=Quantity.DP_EPSILON_ADD, bound=COROLLARY_3_1,
+        assumptions=(Assumption("slack_below_delta", delta > delta_slack, "delta'' > delta'"),),
+        requires=frozenset({"add_remove", "poisson_subsampling"}),
+        applications=(Application("sampled_gaussian", Verdict.VIOLATED, MNIST_DP_GRID, B1,
+                                  note="Other gradients 0 and ||g*|| = C: the sampled Gaussian itself; the claim is "
+                                       "one-sided (adding x*), so the truth is that direction's tight eps."),),
+        note="eps' = log(a_p^(p/(p-1)) delta'^(-1/(p-1)) + 1 - q), a_p = q e^(C_{delta,s} Delta) (Delta constant for "
+             "the sum rule), at delta'' = q delta + delta'. The classical constant C_{delta,s} breaks it for "
+             "sigma <= 0.35 (research 4.6: exact delta 1.9e-5 at sigma = 0.35 against 1e-5).",
+    ),
+    Theorem(
+        id="thudi2024.baseline_dp", title="The (eps, delta) baseline of App. B.1: log(q e^(C_{delta,s} C) + 1 - q)",
+        source=_src("App. B.1 baseline", "delta'' = q delta"), variant=Variant.PRINTED, direction=Direction.UPPER,
+        quantity=Quantity.DP_EPSILON_ADD,
+        bound=log(q * sp.exp(sqrt(2 * log(sp.Rational(5, 4) * q / delta)) / sigma) + 1 - q), assumptions=(),
+        requires=frozenset({"add_remove", "poisson_subsampling"}),
+        applications=(Application("sampled_gaussian", Verdict.VIOLATED, MNIST_DP_GRID),),
+        note="Classical amplification of the classical Gaussian constant at the per-batch delta = delta''/q; "
+             "violated at the paper's own sigma = 0.41 and 0.469 (research 4.6).",
     ),
     # ---- RDP to (eps, delta): the conversions used with the baseline (Section 3.3 leaves the choice open) -----------
     Theorem(

@@ -20,7 +20,7 @@ from verify.truth.renyi_estimator import GaussianMixture, geometric_tilt, renyi_
 from verify.truth.sgm_rdp import sgm_renyi_truth
 from verify.truth.subsampled_dp import sgm_dp_epsilon
 
-_R, _DP = Quantity.RENYI, Quantity.DP_EPSILON
+_R, _DP, _DP_ADD = Quantity.RENYI, Quantity.DP_EPSILON, Quantity.DP_EPSILON_ADD
 _ALPHA = Parameter(alpha, alpha > 1, "Rényi order", quantities=(_R,))
 
 
@@ -46,11 +46,13 @@ SAMPLED_GAUSSIAN = Family(
                 "(1-q) N(0, sigma^2) + q N(1, sigma^2) vs N(0, sigma^2), both orders (one step of DP-SGD).",
     parameters=(_ALPHA, Parameter(q, q <= 1, "sampling rate, 0 < q <= 1"),
                 Parameter(sigma, sigma > 0, "noise multiplier (noise std / sensitivity)"),
-                Parameter(delta, sp.And(delta > 0, delta < 1), "delta of (eps, delta)-DP", quantities=(_DP,))),
+                Parameter(delta, sp.And(delta > 0, delta < 1), "delta of (eps, delta)-DP", quantities=(_DP, _DP_ADD))),
     facts=frozenset({"add_remove", "poisson_subsampling"}),
     truths={_R: lambda alpha, q, sigma: _sgm_renyi(alpha, q, sigma),
             _DP: exact(lambda q, sigma, delta: sgm_dp_epsilon(delta, q, sigma),
-                       "tight eps(delta): closed-form hockey-stick divergence of both orders, bisection at 50 digits")},
+                       "tight eps(delta): closed-form hockey-stick divergence of both orders, bisection at 50 digits"),
+            _DP_ADD: exact(lambda q, sigma, delta: sgm_dp_epsilon(delta, q, sigma, one_sided=True),
+                           "tight eps(delta) of the adding direction (mixture against N(0, sigma^2)), at 50 digits")},
     method="positive-term binomial series (integer alpha) and shared-node quadrature, both orders; closed-form "
            "hockey-stick for (eps, delta)",
     expensive=True,

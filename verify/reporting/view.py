@@ -6,7 +6,8 @@ import math
 from collections.abc import Mapping, Sequence
 
 VERDICT_CLASS = {"HOLDS": "holds", "VIOLATED": "violated", "INCONCLUSIVE": "inconclusive", "ERROR": "error"}
-QUANTITY_LABEL = {"renyi": "Rényi divergence R", "dp_epsilon": "ε(δ)", "excess_risk": "excess risk",
+QUANTITY_LABEL = {"renyi": "Rényi divergence R", "dp_epsilon": "ε(δ)", "dp_epsilon_add": "ε(δ), adding x*",
+                  "excess_risk": "excess risk",
                   "lsi_constant": "LSI constant", "shifted_renyi": "shifted Rényi divergence",
                   "gradient_map_lipschitz": "Lipschitz constant of F", "prox_lipschitz": "Lipschitz constant of T",
                   "composition_order": "Rényi order charged to a step",

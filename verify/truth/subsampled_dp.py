@@ -51,15 +51,25 @@ def _decided(x, what: str) -> int:
     return sign
 
 
-def sgm_dp_epsilon(delta, q, sigma) -> mpmath.mpf:
+def sgm_delta_add(eps, q, sigma) -> mpmath.mpf:
+    """sup_S P(S) - e^eps Q(S) for P || Q alone: the record added (P) against removed (Q)."""
+    (d_pq, _), _ = _orders(eps, q, sigma)
+    return num().maximum(d_pq, num().mpf(0))
+
+
+def sgm_dp_epsilon(delta, q, sigma, one_sided: bool = False) -> mpmath.mpf:
     """Smallest eps >= 0 with sgm_delta(eps) <= delta (verify.truth.numbers.decreasing_root, the slope of the larger
-    order; in Arb numbers: a rigorous bracket around that root, delta(eps) being non-increasing)."""
+    order; in Arb numbers: a rigorous bracket around that root, delta(eps) being non-increasing). `one_sided`: the
+    P || Q order only (sgm_delta_add), the direction of a claim P(M(D u x*) in S) <= e^eps P(M(D) in S) + delta."""
     if num().rigorous:
-        return enclose_decreasing_root(lambda e: sgm_delta(e, q, sigma), delta,
-                                       lambda: sgm_dp_epsilon(to_mpf(delta), to_mpf(q), to_mpf(sigma)))
+        delta_of = sgm_delta_add if one_sided else sgm_delta
+        return enclose_decreasing_root(lambda e: delta_of(e, q, sigma), delta,
+                                       lambda: sgm_dp_epsilon(to_mpf(delta), to_mpf(q), to_mpf(sigma), one_sided))
     delta = mpmath.mpf(delta)
     if not 0 < delta < 1:
         raise ParameterError(f"delta must lie in (0, 1), got {float(delta)}")
     if not 0 < q <= 1:
         raise ParameterError(f"sampling rate q must lie in (0, 1], got {float(q)}")
+    if one_sided:
+        return decreasing_root(lambda e: _orders(e, q, sigma)[0], delta)
     return decreasing_root(lambda e: max(_orders(e, q, sigma)), delta)
