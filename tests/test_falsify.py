@@ -1,10 +1,13 @@
 """The falsifier: wrong bounds are broken with a shrunk counterexample, exact closed forms never are."""
 
+import importlib
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 
 import verify
 from verify import ParameterError
+from verify.checker import check_point
 from verify.testing import assert_bound_holds, falsify, point_strategy, user_theorem
 from verify.testing.strategies import admissible
 
@@ -140,3 +143,26 @@ def test_certify_cli(capsys):
     from verify.cli import main
     assert main(["certify", "feldman2018.theorem35_proof_below_printed"]) == 0
     assert "CERTIFIED" in capsys.readouterr().out
+
+
+def test_same_seed_same_search_whatever_the_caller_imported(tmp_path, monkeypatch):
+    """Hypothesis draws some values from the literals of the caller's own modules; the search must not."""
+    falsify_module = importlib.import_module("verify.testing.falsify")
+    checked = []
+
+    def recording(theorem, app, point, *args, **kwargs):
+        checked.append(dict(point))
+        return check_point(theorem, app, point, *args, **kwargs)
+
+    monkeypatch.setattr(falsify_module, "check_point", recording)
+
+    def points():
+        checked.clear()
+        falsify("2*alpha*L**2/(n*sigma**2)", "pnsgd_linear", seed=7, max_examples=200)
+        return list(checked)
+    before = points()
+    literals = ", ".join(f"{v!r}" for v in [0.5 + k / 97 for k in range(200)] + [k + 2 for k in range(200)])
+    (tmp_path / "caller_with_literals.py").write_text(f"VALUES = [{literals}]\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.import_module("caller_with_literals")
+    assert len(before) >= 100 and points() == before

@@ -8,14 +8,16 @@ Hypothesis shrinks the point; a last pass rounds each value to few significant d
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import sympy as sp
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample, Unsatisfiable
+from hypothesis.internal.conjecture import providers as _providers
 
 from verify.checker import check_point
 from verify.errors import (
@@ -35,6 +37,24 @@ from verify.testing.strategies import free_parameters, point_strategy
 
 SIDES = {"upper": Direction.UPPER, "lower": Direction.LOWER, "exact": Direction.EXACT}
 MIN_CHECKED = 10  # a search that checked fewer points (and found nothing) is NothingChecked, never a pass
+
+
+@contextlib.contextmanager
+def _no_local_constants() -> Iterator[None]:
+    """Hide hypothesis's pool of constants harvested from the caller's modules during a search.
+
+    Hypothesis draws about one value in twenty from the literals of every "local" module in sys.modules, so the
+    points a seed generates would depend on what the caller imported (a pytest session, an editable install, a
+    user's script), and the same seed would not give the same JSON. Its global constants stay in use.
+    """
+    saved = _providers._get_local_constants
+    _providers._get_local_constants = lambda: _providers.Constants()
+    _providers.CONSTANTS_CACHE.cache.clear()
+    try:
+        yield
+    finally:
+        _providers._get_local_constants = saved
+        _providers.CONSTANTS_CACHE.cache.clear()
 
 
 @dataclass(frozen=True)
@@ -173,7 +193,8 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
                       suppress_health_check=list(HealthCheck))
     found: Counterexample | None = None
     try:
-        point = find(point_strategy(theorem, app), violated, settings=config, random=random.Random(seed))
+        with _no_local_constants():
+            point = find(point_strategy(theorem, app), violated, settings=config, random=random.Random(seed))
     except (NoSuchExample, Unsatisfiable):
         point = None
     if point is not None:
