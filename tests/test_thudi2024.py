@@ -108,3 +108,76 @@ def test_corollary_3_1_of_research_4_6(sigma, eps_prime, delta_at):
     assert delta == pytest.approx(delta_at, rel=0.06)
     tight = family("sampled_gaussian").truth(Quantity.DP_EPSILON_ADD, q=MNIST_Q, sigma=sigma, delta=1e-5).value
     assert (tight > got) == (delta_at > 1e-5)
+
+
+# ---- Theorem 3.3 / A.2 on the two-step chain of research 4.5 ------------------------------------------------
+def _chain_by_quadrature(alpha: int, q: float, eta: float, p: int) -> float:
+    """(1/(p (alpha - 1))) ln E_xi[M(min(eta |xi|, 1))^p] by mpmath quadrature (split at the clip), M the
+    integer-order sampled-Gaussian moment: independent of the engine's erf/erfi closed form and power expansion."""
+    with mpmath.workdps(30):
+        def moment(d):
+            return mpmath.fsum(mpmath.binomial(alpha, k) * (1 - q) ** (alpha - k) * q**k
+                               * mpmath.exp(k * (k - 1) * d**2 / 2) for k in range(alpha + 1)) ** p
+        r = 1 / mpmath.mpf(eta)
+        inside = 2 * mpmath.quad(lambda x: mpmath.npdf(x) * moment(eta * x), [0, r / 2, r])
+        mean = inside + 2 * mpmath.ncdf(-r) * moment(1)
+        return float(mpmath.log(mean) / (p * (alpha - 1)))
+
+
+@pytest.mark.parametrize(("q", "eta", "true", "p2", "p6"), [
+    (0.1, 0.2, 0.0043, 0.372, 1.038), (0.1, 0.35, 0.627, 0.995, 1.249), (0.1, 0.5, 0.950, 1.161, 1.305),
+    (0.5, 0.2, 1.245, 2.201, 2.869), (0.5, 0.35, 2.455, 2.825, 3.080), (0.5, 0.5, 2.780, 2.991, 3.136)])
+def test_two_step_chain_reproduces_research_4_5(q, eta, true, p2, p6):
+    chain = family("dpsgd_anchored_two_step")
+    got = chain.truth(Quantity.RENYI, alpha=8, q=q, eta=eta)
+    assert got.value == pytest.approx(true, abs=6e-4 if true > 0.01 else 6e-5)
+    assert got.value == pytest.approx(_chain_by_quadrature(8, q, eta, 1), rel=1e-12)
+    for p, reference in ((2, p2), (6, p6)):
+        holder = chain.truth(Quantity.HOLDER_BOUND, alpha=8, q=q, eta=eta, p_holder=p)
+        assert holder.value == pytest.approx(reference, abs=6e-4)
+        assert holder.value == pytest.approx(_chain_by_quadrature(8, q, eta, p), rel=1e-12)
+        enclosure = holder.enclose(128)
+        assert float(enclosure.lower) <= holder.value <= float(enclosure.upper)
+
+
+@pytest.mark.parametrize("alpha", [2, 3, 16])
+@pytest.mark.parametrize("eta", [0.05, 0.5, 1.0, 3.0])  # 1 - 2 m eta^2 of either sign, and 0 (eta = 0.5, m = 2)
+def test_two_step_chain_at_other_orders_and_steps(alpha, eta):
+    chain = family("dpsgd_anchored_two_step")
+    assert chain.truth(Quantity.RENYI, alpha=alpha, q=0.3, eta=eta).value == pytest.approx(
+        _chain_by_quadrature(alpha, 0.3, eta, 1), rel=1e-10)
+    assert chain.truth(Quantity.HOLDER_BOUND, alpha=alpha, q=0.3, eta=eta, p_holder=3).value == pytest.approx(
+        _chain_by_quadrature(alpha, 0.3, eta, 3), rel=1e-10)
+
+
+def _estimate_undercuts(alpha: int, q: float, eta: float, runs: int, p: int, reps: int, seed: int) -> float:
+    """The paper's plug-in (1/lambda) ln mean_j exp(lambda eps_SGM(Delta(xi_j))) over `runs` runs, lambda = p (alpha
+    - 1), simulated `reps` times: the fraction below the true path divergence."""
+    import numpy as np
+    from scipy.special import logsumexp
+
+    rng = np.random.default_rng(seed)
+    delta = np.minimum(eta * np.abs(rng.standard_normal((reps, runs))), 1.0)
+    ks = np.arange(alpha + 1)
+    log_c = np.array([math.log(math.comb(alpha, k)) + (alpha - k) * math.log1p(-q) + k * math.log(q) for k in ks])
+    eps = logsumexp(log_c + np.multiply.outer(delta**2, ks * (ks - 1) / 2), axis=-1) / (alpha - 1)
+    lam = p * (alpha - 1)
+    estimate = (logsumexp(lam * eps, axis=1) - math.log(runs)) / lam
+    true = family("dpsgd_anchored_two_step").truth(Quantity.RENYI, alpha=alpha, q=q, eta=eta).value
+    return float(np.mean(estimate < true))
+
+
+@pytest.mark.parametrize(("q", "eta"), [(0.1, 0.2), (0.1, 0.5), (0.5, 0.2), (0.5, 0.5)])
+def test_undercut_lower_end_is_below_the_simulated_frequency(q, eta):
+    lower = family("dpsgd_anchored_two_step").truth(Quantity.ESTIMATOR_UNDERCUT, alpha=8, q=q, eta=eta, runs=10)
+    frequency = _estimate_undercuts(8, q, eta, runs=10, p=6, reps=20_000, seed=1)
+    assert lower.value <= frequency + 0.01  # the proven lower end; 20 000 replicates: sd <= 0.0035
+    assert lower.upper == 1.0
+    enclosure = lower.enclose(128)
+    assert float(enclosure.lower) <= lower.value * (1 + 1e-12)
+
+
+def test_the_ten_run_estimate_undercuts_with_probability_near_research():
+    """research 4.5's simulated P(MC10 < true): 0.94 at (0.1, 0.2) and 0.996 at (0.5, 0.2)."""
+    assert _estimate_undercuts(8, 0.1, 0.2, 10, 6, 20_000, seed=2) == pytest.approx(0.94, abs=0.02)
+    assert _estimate_undercuts(8, 0.5, 0.2, 10, 6, 20_000, seed=3) == pytest.approx(0.996, abs=0.005)

@@ -49,6 +49,8 @@ class Quantity(str, Enum):
     PROX_LIPSCHITZ = "prox_lipschitz"  # Lipschitz constant of the proximal map T = Prox_{eta, r}
     EXPECTED_BATCH_RENYI = "expected_batch_renyi"  # E_B R_alpha(law on one dataset || N(U(B), s^2)), B from the other
     COMPOSITION_ORDER = "composition_order"  # the Rényi order a Hölder composition charges a step at
+    HOLDER_BOUND = "holder_composition_bound"  # Theorem 3.3's right-hand side with the exact per-step divergences
+    ESTIMATOR_UNDERCUT = "estimator_undercut_probability"  # P(a Monte-Carlo plug-in estimate < the true divergence)
 
     @property
     def kind(self) -> str:

@@ -92,3 +92,5 @@ delta_slack = sp.Symbol("delta_slack", positive=True)  # the free slack delta' o
 p_holder = sp.Symbol("p_holder", positive=True)  # Hölder exponent p of Theorem 3.3 (p > 1)
 steps_back = sp.Symbol("steps_back", integer=True, nonnegative=True)  # i: the step n - i, counted from the last
 R_qr = sp.Symbol("R_qr", nonnegative=True)  # D_{2 alpha - 1}(Q || R)
+runs = sp.Symbol("runs", integer=True, positive=True)  # training runs behind a Monte-Carlo plug-in estimate
+R_holder = sp.Symbol("R_holder", nonnegative=True)  # Theorem 3.3's right-hand side (holder_composition_bound)

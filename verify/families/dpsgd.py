@@ -8,8 +8,9 @@ import sympy as sp
 
 from verify.families._exact import exact
 from verify.model import Assumption, Family, Parameter, Quantity
-from verify.results import Truth
-from verify.symbols import alpha, d1, d2, g_a, g_b, g_star, n_a, n_b, p_holder, q, s, steps_back
+from verify.results import Method, Truth
+from verify.symbols import alpha, d1, d2, eta, g_a, g_b, g_star, n_a, n_b, p_holder, q, runs, s, steps_back
+from verify.truth.anchored_chain import anchored_chain_holder, anchored_chain_renyi, undercut_lower
 from verify.truth.dpsgd_step import MAX_COMPONENTS, TwoClusterStep, dpsgd_step_renyi, theorem36_rhs
 from verify.truth.gaussian import renyi_gaussian_1d
 
@@ -89,4 +90,35 @@ HOLDER_ORDERS = Family(
     method="iteration of the order map",
 )
 
-FAMILIES = (DPSGD_SUM_STEP, DPSGD_MEAN_STEP, GAUSSIAN_TRIPLE, HOLDER_ORDERS)
+
+def _undercut(alpha, q, eta, runs) -> Truth:
+    value, enclose = undercut_lower(alpha, q, eta, runs)
+    return Truth(value, value, 1.0, Method.SERIES,
+                 "proven lower end P(every run's per-step divergence < the truth) = erf(Delta_t/(eta sqrt 2))^runs; "
+                 "the probability lies in [lower, 1], the value shown is that lower end", enclose=enclose)
+
+
+_HOLDER, _UNDERCUT = Quantity.HOLDER_BOUND, Quantity.ESTIMATOR_UNDERCUT
+DPSGD_ANCHORED_TWO_STEP = Family(
+    name="dpsgd_anchored_two_step",
+    description="Two released DP-SGD steps (research 4.5): D = {}, D' = {x*}, theta_0 = x*, clip 1, noise s = 1 on "
+                "the gradient, step eta, Poisson rate q; x*'s clipped gradient at step 2 is min(eta |xi_1|, 1), set "
+                "by step 1's noise. Quantities: the add-order path divergence R_alpha(law on D' || law on D); "
+                "Theorem 3.3's right-hand side at Hölder exponent p_holder with the exact per-step divergences; and "
+                "P(the paper's plug-in estimate of Theorem 3.3 from `runs` training runs < that divergence).",
+    parameters=(Parameter(alpha, sp.And(alpha >= 2, alpha <= 16), "integer Rényi order, at most 16",
+                          integer=True),
+                Parameter(q, q <= 1, "Poisson sampling rate, 0 < q <= 1"),
+                Parameter(eta, eta > 0, "step size (the noise on theta is eta xi)"),
+                Parameter(p_holder, sp.And(p_holder >= 2, p_holder <= 12), "Hölder exponent p, an integer in "
+                          "[2, 12]", integer=True, quantities=(_HOLDER,)),
+                Parameter(runs, sp.And(runs >= 1, runs <= 10_000), "training runs behind the estimate",
+                          integer=True, quantities=(_UNDERCUT,))),
+    facts=frozenset({"add_remove", "poisson_subsampling", "sum_rule", "markov_chain"}),
+    truths={_R: exact(anchored_chain_renyi, "closed form: finite sums of E[e^{m min(eta|xi|,1)^2}] in erf/erfi"),
+            _HOLDER: exact(anchored_chain_holder, "closed form: M^p expanded, E[e^{m min(eta|xi|,1)^2}] in erf/erfi"),
+            _UNDERCUT: _undercut},
+    method="closed form (erf/erfi of the clipped Gaussian moment), Arb enclosure",
+)
+
+FAMILIES = (DPSGD_SUM_STEP, DPSGD_MEAN_STEP, GAUSSIAN_TRIPLE, HOLDER_ORDERS, DPSGD_ANCHORED_TWO_STEP)

@@ -11,7 +11,9 @@ QUANTITY_LABEL = {"renyi": "Rényi divergence R", "dp_epsilon": "ε(δ)", "dp_ep
                   "lsi_constant": "LSI constant", "shifted_renyi": "shifted Rényi divergence",
                   "gradient_map_lipschitz": "Lipschitz constant of F", "prox_lipschitz": "Lipschitz constant of T",
                   "composition_order": "Rényi order charged to a step",
-                  "expected_batch_renyi": "E over batches of R(law ‖ batch Gaussian)"}
+                  "expected_batch_renyi": "E over batches of R(law ‖ batch Gaussian)",
+                  "holder_composition_bound": "Theorem 3.3's Hölder composition",
+                  "estimator_undercut_probability": "P(estimate < true divergence)"}
 DIRECTION_LABEL = {"upper": "upper bound", "lower": "lower bound", "exact": "exact value"}
 SWEEP_LABEL = {"K": "K", "alpha": "α", "n": "n"}
 

@@ -39,6 +39,9 @@ class _Mp:
     log1p = staticmethod(mpmath.log1p)
     sqrt = staticmethod(mpmath.sqrt)
     ncdf = staticmethod(mpmath.ncdf)
+    erf = staticmethod(mpmath.erf)
+    erfi = staticmethod(mpmath.erfi)
+    pi = staticmethod(lambda: +mpmath.pi)
     binomial = staticmethod(mpmath.binomial)
     inf = mpmath.inf
 
@@ -83,6 +86,9 @@ class _Arb:
     expm1 = staticmethod(lambda x: _ball(x).expm1())
     log1p = staticmethod(lambda x: _ball(x).log1p())
     sqrt = staticmethod(lambda x: _ball(x).sqrt())
+    erf = staticmethod(lambda x: _ball(x).erf())
+    erfi = staticmethod(lambda x: _ball(x).erfi())
+    pi = staticmethod(lambda: arb.pi())
 
     @staticmethod
     def ncdf(x: Any) -> Any:
