@@ -94,3 +94,7 @@ steps_back = sp.Symbol("steps_back", integer=True, nonnegative=True)  # i: the s
 R_qr = sp.Symbol("R_qr", nonnegative=True)  # D_{2 alpha - 1}(Q || R)
 runs = sp.Symbol("runs", integer=True, positive=True)  # training runs behind a Monte-Carlo plug-in estimate
 R_holder = sp.Symbol("R_holder", nonnegative=True)  # Theorem 3.3's right-hand side (holder_composition_bound)
+f_top = sp.Symbol("f_top", positive=True)  # the larger value R of a two-valued f in {1, R}
+f_prob = sp.Symbol("f_prob", positive=True)  # P(f = f_top)
+dev = sp.Symbol("dev", positive=True)  # a deviation |E^l f - E f| of an empirical mean
+J_conf = sp.Symbol("J_conf", positive=True)  # a failure probability: the claim holds with probability 1 - J_conf

@@ -16,14 +16,18 @@ from verify.catalog.sgm_bounds import SampledGaussianRDP
 from verify.model import Application, Assumption, Direction, FromFamily, Quantity, Source, Theorem, Variant
 from verify.results import Verdict
 from verify.symbols import (
+    J_conf,
     R_batch,
     R_holder,
     R_pq,
     R_qr,
     alpha,
+    c,
     d2,
     delta,
     delta_slack,
+    eps,
+    eps_p,
     g_star,
     p_holder,
     q,
@@ -81,6 +85,23 @@ _CHAIN_NOTE = ("Step 1 leaks nothing (x*'s gradient is 0 at theta_0), so the fir
                "map (printed -1/p or the proof's -1/(p - 1)) drop out; the per-step divergence of step 2 is exact "
                "(Theorem 3.2 is tight without other points), so this checks the Hölder composition itself.")
 UNDERCUT_GRID = {"alpha": (8,), "q": (0.1, 0.5), "eta": (0.2, 0.35, 0.5)}
+# Fact 3.5 on the two-valued f in {1, R} (the extreme case of Hoeffding's inequality): R = e^{3(2 alpha - 1) eps'},
+# the deviation c e^{3(alpha - 1) eps}, and l the smallest sample size the statement allows
+TWO_POINT = "two_point_mean"
+FACT35_GRID = {"alpha": (2, 4), "eps": (0.01, 0.05), "eps_p": (0.05, 0.2, 0.5), "c": (0.1, 1.0), "J_conf": (0.05,),
+               "f_prob": (0.01, 0.5)}
+_RANGE, _DEV = sp.exp(3 * (2 * alpha - 1) * eps_p), c * sp.exp(3 * (alpha - 1) * eps)
+_FACT35 = {"f_top": _RANGE, "dev": _DEV}
+FACT35_PRINTED = _FACT35 | {"samples": sp.Max(1, sp.ceiling(-log(J_conf) / c**2 * sp.exp(
+    6 * (alpha - 1) * eps - 3 * (2 * alpha - 1) * eps_p)))}
+FACT35_PROOF = _FACT35 | {"samples": sp.Max(1, sp.ceiling(-log(J_conf) / c**2 * sp.exp(
+    3 * (2 * alpha - 1) * eps_p - 6 * (alpha - 1) * eps)))}
+FACT35_CORRECTED = _FACT35 | {"samples": sp.ceiling(log(2 / J_conf) * (_RANGE - 1) ** 2 / (2 * _DEV**2))}
+FACT35_ASSUMPTIONS = (ORDER, Assumption("deviation_in_range", _DEV < _RANGE - 1,
+                                             "c e^{3(alpha - 1) eps} < R - 1 (a wider deviation is impossible)"),
+                      Assumption("order_monotone", eps_p >= eps, "eps' (order 2 alpha) >= eps (order alpha)"),
+                      Assumption("failure_probability", J_conf < 1, "0 < J < 1"))
+_FACT35_NOTE = "f = R with probability f_prob, else 1; the truth is the exact binomial tail at that l."
 TRIPLE_GRID = {"alpha": (1.25, 1.5, 1.9, 3.0, 8.0), "d1": (0.5, 1.0), "d2": (0.0, 0.5, 1.0), "s": (1.0,)}
 WEAK_TRIANGLE_BIND = {"R_pq": FromFamily(Quantity.RENYI, {"alpha": 2 * alpha, "d2": 0}),
                       "R_qr": FromFamily(Quantity.RENYI, {"alpha": 2 * alpha - 1, "d1": d2, "d2": 0})}
@@ -278,6 +299,37 @@ THEOREMS = (
              "reported as the per-instance guarantee, with no confidence). The expectation is dominated by rare "
              "noise draws that make x*'s gradient large; 10 runs miss them, whatever p (research 4.5: P = 0.94 "
              "to 0.996 at eta = 0.2).",
+    ),
+    # ---- Fact 3.5: how many runs estimate Theorem 3.3's expectation -----------------------------------------------
+    Theorem(
+        id="thudi2024.fact3_5", title="l >= (-ln J/c^2) e^{6(alpha-1) eps - 3(2 alpha-1) eps'} samples estimate E f",
+        source=_src("Fact 3.5"), variant=Variant.PRINTED, direction=Direction.UPPER,
+        quantity=Quantity.DEVIATION_PROBABILITY, bound=J_conf, assumptions=FACT35_ASSUMPTIONS,
+        requires=frozenset({"bounded_mean"}),
+        applications=(Application(TWO_POINT, Verdict.VIOLATED, FACT35_GRID, FACT35_PRINTED, note=_FACT35_NOTE),),
+        note="Claim: P(|E^l f - E f| >= c e^{3(alpha-1) eps}) <= J for f in [1, e^{3(2 alpha-1) eps'}]. The exponent's "
+             "sign is inverted against the proof's own inequality, so the printed l is tiny (often 1) exactly when f's "
+             "range is wide.",
+    ),
+    Theorem(
+        id="thudi2024.fact3_5.proof",
+        title="Fact 3.5 with the proof's exponent, e^{3(2 alpha-1) eps' - 6(alpha-1) eps}",
+        source=_src("Fact 3.5 (proof, Hoeffding)"), variant=Variant.PROOF, direction=Direction.UPPER,
+        quantity=Quantity.DEVIATION_PROBABILITY, bound=J_conf, assumptions=FACT35_ASSUMPTIONS,
+        requires=frozenset({"bounded_mean"}),
+        applications=(Application(TWO_POINT, Verdict.VIOLATED, FACT35_GRID, FACT35_PROOF, note=_FACT35_NOTE),),
+        note="Hoeffding for f in [1, R] needs (R - 1)^2, not R, and ln(2/J)/2 for the two-sided deviation: the proof's "
+             "sample size is still too small when R is large.",
+    ),
+    Theorem(
+        id="thudi2024.fact3_5.corrected",
+        title="Fact 3.5 corrected: l >= ln(2/J) (R - 1)^2 e^{-6(alpha-1) eps}/(2 c^2) (Hoeffding)",
+        source=_src("Fact 3.5 (corrected, research 2)"), variant=Variant.CORRECTED, direction=Direction.UPPER,
+        quantity=Quantity.DEVIATION_PROBABILITY, bound=J_conf, assumptions=FACT35_ASSUMPTIONS,
+        requires=frozenset({"bounded_mean"}),
+        applications=(Application(TWO_POINT, Verdict.HOLDS, FACT35_GRID, FACT35_CORRECTED, note=_FACT35_NOTE),),
+        note="R = e^{3(2 alpha-1) eps'}: the range enters squared. At the paper's settings l is astronomically large "
+             "(research 2: e^{2.8e5} at q = 0.01, sigma = 1, n = 1000), so 10 runs carry no such guarantee.",
     ),
     Theorem(
         id="thudi2024.fact5_2", title="NPIU's test: the weak triangle inequality with (alpha - 1)/(alpha - 2)",

@@ -9,8 +9,28 @@ import sympy as sp
 from verify.families._exact import exact
 from verify.model import Assumption, Family, Parameter, Quantity
 from verify.results import Method, Truth
-from verify.symbols import alpha, d1, d2, eta, g_a, g_b, g_star, n_a, n_b, p_holder, q, runs, s, steps_back
+from verify.symbols import (
+    alpha,
+    d1,
+    d2,
+    dev,
+    eta,
+    f_prob,
+    f_top,
+    g_a,
+    g_b,
+    g_star,
+    n_a,
+    n_b,
+    p_holder,
+    q,
+    runs,
+    s,
+    samples,
+    steps_back,
+)
 from verify.truth.anchored_chain import anchored_chain_holder, anchored_chain_renyi, undercut_lower
+from verify.truth.binomial_tail import mean_deviation_probability
 from verify.truth.dpsgd_step import MAX_COMPONENTS, TwoClusterStep, dpsgd_step_renyi, theorem36_rhs
 from verify.truth.gaussian import renyi_gaussian_1d
 
@@ -121,4 +141,19 @@ DPSGD_ANCHORED_TWO_STEP = Family(
     method="closed form (erf/erfi of the clipped Gaussian moment), Arb enclosure",
 )
 
-FAMILIES = (DPSGD_SUM_STEP, DPSGD_MEAN_STEP, GAUSSIAN_TRIPLE, HOLDER_ORDERS, DPSGD_ANCHORED_TWO_STEP)
+MAX_SAMPLES = 10**15
+TWO_POINT_MEAN = Family(
+    name="two_point_mean",
+    description="The mean of `samples` i.i.d. draws of f in {1, f_top}, P(f = f_top) = f_prob (the extreme case of a "
+                "bounded f in Hoeffding's inequality); the quantity is P(|E^l f - E f| >= dev).",
+    parameters=(Parameter(f_top, f_top > 1, "the larger value R of f"),
+                Parameter(f_prob, f_prob < 1, "P(f = f_top), in (0, 1)"),
+                Parameter(samples, samples <= MAX_SAMPLES, f"number of draws l, at most {MAX_SAMPLES:.0e}",
+                          integer=True),
+                Parameter(dev, dev > 0, "the deviation t")),
+    facts=frozenset({"bounded_mean"}),
+    truths={Quantity.DEVIATION_PROBABILITY: mean_deviation_probability},
+    method="exact binomial tail (regularized incomplete beta), Arb enclosure",
+)
+
+FAMILIES = (DPSGD_SUM_STEP, DPSGD_MEAN_STEP, GAUSSIAN_TRIPLE, HOLDER_ORDERS, DPSGD_ANCHORED_TWO_STEP, TWO_POINT_MEAN)

@@ -13,7 +13,8 @@ QUANTITY_LABEL = {"renyi": "Rényi divergence R", "dp_epsilon": "ε(δ)", "dp_ep
                   "composition_order": "Rényi order charged to a step",
                   "expected_batch_renyi": "E over batches of R(law ‖ batch Gaussian)",
                   "holder_composition_bound": "Theorem 3.3's Hölder composition",
-                  "estimator_undercut_probability": "P(estimate < true divergence)"}
+                  "estimator_undercut_probability": "P(estimate < true divergence)",
+                  "deviation_probability": "P(|empirical mean − mean| ≥ t)"}
 DIRECTION_LABEL = {"upper": "upper bound", "lower": "lower bound", "exact": "exact value"}
 SWEEP_LABEL = {"K": "K", "alpha": "α", "n": "n"}
 
