@@ -1,0 +1,223 @@
+"""The PLD bracket of the composed subsampled Gaussian against independent references: the single-step closed form
+(verify.truth.subsampled_dp), the exact Gaussian at q = 1 (mpmath), Google's dp_accounting, and 50-digit mpmath
+checks of the module's two floating-point assumptions (ndtr accuracy / cut error eta, FFT error bound)."""
+
+from __future__ import annotations
+
+import math
+from itertools import pairwise
+
+import mpmath
+import numpy as np
+import pytest
+from scipy import fft as sfft
+from scipy.special import ndtr
+
+from verify.errors import ParameterError, ResourceLimitError
+from verify.truth import pld
+from verify.truth.pld import sgm_composed_delta, sgm_composed_epsilon
+from verify.truth.subsampled_dp import sgm_delta, sgm_delta_add, sgm_dp_epsilon
+
+U = 2.0**-53
+
+
+# ---------------------------------------------------------------- single step: the closed form of subsampled_dp
+@pytest.mark.parametrize("eps, q, sigma", [(0.5, 0.01, 1.0), (1.0, 0.1, 0.8), (0.2, 0.5, 2.0), (2.0, 0.01, 0.5),
+                                           (0.0, 0.3, 1.5)])
+@pytest.mark.parametrize("one_sided", [False, True])
+def test_single_step_brackets_closed_form(eps, q, sigma, one_sided):
+    tol = 1e-2
+    ref = sgm_delta_add if one_sided else sgm_delta
+    b = sgm_composed_delta(eps, q, sigma, 1, one_sided=one_sided, eps_tolerance=tol)
+    assert b.lower <= float(ref(eps, q, sigma)) <= b.upper
+    # rounding moves each loss by at most one cell (h = tol at T = 1): the bracket lies within the true curve at
+    # eps -/+ tol, i.e. its width is at most the tolerance effect
+    assert b.upper <= float(ref(eps - tol, q, sigma)) + 1e-10
+    assert b.lower >= float(ref(eps + tol, q, sigma)) - 1e-10
+    assert b.grid_width == tol and b.error_budget < 1e-12
+
+
+@pytest.mark.parametrize("delta, q, sigma", [(1e-5, 0.01, 0.7), (1e-3, 0.2, 1.0)])
+@pytest.mark.parametrize("one_sided", [False, True])
+def test_single_step_epsilon_brackets_closed_form(delta, q, sigma, one_sided):
+    b = sgm_composed_epsilon(delta, q, sigma, 1, one_sided=one_sided, eps_tolerance=1e-3)
+    ref = float(sgm_dp_epsilon(delta, q, sigma, one_sided))
+    assert b.lower <= ref <= b.upper
+    assert b.upper - b.lower <= 1.5e-3
+
+
+# ---------------------------------------------------------------- q = 1: the composition is a Gaussian mechanism
+def _gauss_delta(eps: float, mu: float) -> float:
+    with mpmath.workdps(50):
+        e, m = mpmath.mpf(eps), mpmath.mpf(mu)
+        return float(mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2))
+
+
+@pytest.mark.parametrize("steps, sigma, tol", [(1, 1.0, 1e-2), (10, 3.0, 1e-2), (100, 10.0, 1e-2), (100, 4.0, 2e-2)])
+@pytest.mark.parametrize("eps", [0.5, 2.0])
+def test_q1_is_gaussian(steps, sigma, tol, eps):
+    mu = math.sqrt(steps) / sigma
+    b = sgm_composed_delta(eps, 1.0, sigma, steps, eps_tolerance=tol)
+    assert b.lower <= _gauss_delta(eps, mu) <= b.upper
+    assert b.upper <= _gauss_delta(eps - tol, mu) + 1e-9
+    assert b.lower >= _gauss_delta(eps + tol, mu) - 1e-9
+    assert b.lower <= sgm_composed_delta(eps, 1.0, sigma, steps, one_sided=True, eps_tolerance=tol).upper
+
+
+# ---------------------------------------------------------------- dp_accounting as an oracle
+def _dp_accounting(q: float, sigma: float, steps: int, pessimistic: bool):
+    pld_lib = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
+    # pessimistic: connect-the-dots (Doroshenko et al. 2022); optimistic: privacy buckets (CTD has no optimistic)
+    p = pld_lib.from_gaussian_mechanism(standard_deviation=sigma, sensitivity=1, sampling_prob=q,
+                                        value_discretization_interval=1e-4, pessimistic_estimate=pessimistic,
+                                        use_connect_dots=pessimistic)
+    return p.self_compose(steps)
+
+
+@pytest.mark.parametrize("q, sigma, steps, eps, delta", [(0.01, 1.0, 100, 0.5, 1e-6), (0.01, 1.0, 1000, 1.0, 1e-5),
+                                                        (0.1, 2.0, 50, 1.0, 1e-5)])
+def test_against_dp_accounting(q, sigma, steps, eps, delta):
+    """dp_accounting's ADD_OR_REMOVE_ONE PLD holds two PMFs: its REMOVE adjacency (mu_upper = (1-q) N(0) + q N(-1)
+    against N(0), i.e. P || Q reflected) is our add order; its ADD adjacency is our Q || P; get_delta_for_epsilon
+    returns the max of the two, our one_sided=False."""
+    pess, opt = _dp_accounting(q, sigma, steps, True), _dp_accounting(q, sigma, steps, False)
+    for one_sided in (False, True):
+        b = sgm_composed_delta(eps, q, sigma, steps, one_sided=one_sided)
+        d_pess, d_opt = ((d._pmf_remove.get_delta_for_epsilon(eps) if one_sided else d.get_delta_for_epsilon(eps))
+                         for d in (pess, opt))
+        assert d_pess >= b.lower and d_opt <= b.upper  # the two brackets overlap
+        # CTD's pessimistic value is within ~1e-4 * steps of the truth in eps: inside our bracket
+        assert b.lower <= d_pess <= b.upper
+        e = sgm_composed_epsilon(delta, q, sigma, steps, one_sided=one_sided)
+        e_pess, e_opt = ((d._pmf_remove.get_epsilon_for_delta(delta) if one_sided else d.get_epsilon_for_delta(delta))
+                         for d in (pess, opt))
+        assert e_pess >= e.lower and e_opt <= e.upper
+        assert e.lower <= e_pess <= e.upper
+        assert e.upper - e.lower <= 1.05e-2
+
+
+# ---------------------------------------------------------------- epsilon and delta queries agree
+def test_epsilon_consistent_with_delta():
+    q, sigma, steps, delta = 0.05, 1.0, 20, 1e-6
+    e = sgm_composed_epsilon(delta, q, sigma, steps)
+    assert 0 < e.lower < e.upper < math.inf
+    assert sgm_composed_delta(e.upper, q, sigma, steps).upper <= delta
+    assert sgm_composed_delta(e.lower * (1 - 1e-9), q, sigma, steps).lower > delta
+    assert sgm_composed_epsilon(0.999, q, sigma, steps).lower == 0.0
+
+
+# ---------------------------------------------------------------- monotonicity
+def test_monotone_in_eps_steps_and_tolerance():
+    q, sigma = 0.05, 1.0
+    bs = [sgm_composed_delta(e, q, sigma, 20) for e in (0.25, 0.5, 1.0, 2.0)]
+    assert all(a.lower >= b.lower and a.upper >= b.upper for a, b in pairwise(bs))
+    bs = [sgm_composed_delta(1.0, q, sigma, t) for t in (10, 20, 40)]
+    assert all(a.lower <= b.lower and a.upper <= b.upper for a, b in pairwise(bs))
+    bs = [sgm_composed_delta(1.0, q, sigma, 20, eps_tolerance=t) for t in (0.1, 0.03, 0.01)]
+    widths = [b.upper - b.lower for b in bs]
+    assert widths[0] > widths[1] > widths[2] > 0
+    assert max(b.lower for b in bs) <= min(b.upper for b in bs)
+
+
+# ---------------------------------------------------------------- parameter errors name the parameter
+@pytest.mark.parametrize("kwargs, name", [
+    ({"q": 0.0}, "q"), ({"q": 1.5}, "q"), ({"q": math.nan}, "q"), ({"sigma": 0.0}, "sigma"),
+    ({"sigma": -1.0}, "sigma"), ({"steps": 0}, "steps"), ({"steps": 2.5}, "steps"), ({"steps": math.nan}, "steps"),
+    ({"eps": math.nan}, "eps"), ({"eps_tolerance": 0.0}, "eps_tolerance"),
+])
+def test_parameter_errors_delta(kwargs, name):
+    args = {"eps": 1.0, "q": 0.1, "sigma": 1.0, "steps": 3} | kwargs
+    tol = args.pop("eps_tolerance", 1e-2)
+    with pytest.raises(ParameterError, match=rf"^(sampling rate |noise std )?{name}\b"):
+        sgm_composed_delta(args["eps"], args["q"], args["sigma"], args["steps"], eps_tolerance=tol)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1.0, -0.1, math.nan])
+def test_parameter_errors_epsilon(delta):
+    with pytest.raises(ParameterError, match=r"^delta\b"):
+        sgm_composed_epsilon(delta, 0.1, 1.0, 3)
+
+
+def test_too_fine_a_grid_is_refused():
+    with pytest.raises(ResourceLimitError, match="eps_tolerance"):
+        sgm_composed_delta(1.0, 0.01, 1.0, 1000, eps_tolerance=1e-5)  # 4.6e8 cells per step
+    with pytest.raises(ResourceLimitError, match="eps_tolerance"):
+        sgm_composed_delta(1.0, 1.0, 1.0, 1000)  # the composed loss has std 32: ~1e8 cells of width 1e-5
+
+
+# ---------------------------------------------------------------- the floating-point assumptions, at 50 digits
+def test_ndtr_relative_error_assumption():
+    """ASSUMPTION of verify.truth.pld: |ndtr(a) - Phi(a)| <= 16u(1 + a^2) Phi(a) wherever Phi(a) >= 1e-290."""
+    rng = np.random.default_rng(7)
+    pts = np.concatenate([-np.geomspace(1e-3, 37.5, 300), rng.uniform(-37.5, 8.5, 300), [-1.3854109041611053]])
+    with mpmath.workdps(50):
+        for a in pts:
+            exact = mpmath.ncdf(mpmath.mpf(float(a)))
+            assert abs(mpmath.mpf(float(ndtr(a))) - exact) <= 16 * U * (1 + a * a) * exact, a
+
+
+def _mp_loss(order, q, s, x):
+    t = ((2 * x - 1) if order == "add" else (-2 * x - 1)) / (2 * s**2)
+    value = mpmath.log(1 - q + q * mpmath.exp(t))
+    return value if order == "add" else -value
+
+
+def _mp_cdf(order, q, s, x, left):
+    sg = 1 if left else -1
+    if order == "remove":
+        return mpmath.ncdf(sg * x / s), mpmath.npdf(x / s) / s
+    value = (1 - q) * mpmath.ncdf(sg * x / s) + q * mpmath.ncdf(sg * (x - 1) / s)
+    return value, ((1 - q) * mpmath.npdf(x / s) + q * mpmath.npdf((x - 1) / s)) / s
+
+
+@pytest.mark.parametrize("order, q, sigma, h", [("add", 0.01, 1.0, 1e-5), ("remove", 0.01, 1.0, 1e-5),
+                                                ("add", 0.5, 0.3, 1e-4), ("remove", 0.5, 0.3, 1e-4),
+                                                ("add", 1.0, 2.0, 1e-3), ("add", 0.999, 5.0, 1e-6)])
+def test_cut_error_eta(order, q, sigma, h):
+    """The exact cut x' with F(x') = v (S(x') = v) has |loss(x') - k h| <= eta_k, at cuts across the whole per-step
+    range: next to the loss bound log(1-q), the bulk and the far tails (CDF values down to ~1e-18)."""
+    k_lo, k_hi = pld._step_range(order, q, sigma, h, 1000)
+    ks = np.unique(np.concatenate([np.linspace(k_lo, k_hi, 60).round(), np.arange(k_lo, k_lo + 6),
+                                   np.arange(k_hi - 5, k_hi + 1)]))
+    x, v, left, eta = pld._cut_values(order, q, sigma, h, ks)
+    assert np.all(eta < 1e-11)
+    with mpmath.workdps(50):
+        qm, s = mpmath.mpf(q), mpmath.mpf(sigma)
+        bound = -mpmath.log(1 - qm) if q < 1 else None
+        for k, xk, vk, lk, ek in zip(ks, x, v, left, eta, strict=True):
+            grid = mpmath.mpf(int(k)) * mpmath.mpf(h)
+            if not math.isfinite(xk):  # the loss at an infinite cut is the bound +-log(1-q): one-sided check
+                assert (grid <= -bound + ek) if order == "add" else (grid >= bound - ek)
+                continue
+            xe = mpmath.mpf(float(xk))
+            for _ in range(4):  # Newton on V(x') = v from the float cut
+                val, dens = _mp_cdf(order, qm, s, xe, bool(lk))
+                xe -= (val - mpmath.mpf(float(vk))) / (dens if lk else -dens)
+            assert abs(_mp_loss(order, qm, s, xe) - grid) <= ek, (k, float(xk))
+
+
+def _dyadic(rng, n):
+    ints = rng.integers(0, 1024, n) * (rng.random(n) < 0.7)
+    return ints, ints.astype(np.float64) * 2.0**-20
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_fft_error_bound(wide):
+    """dyadic inputs make the exact convolution computable (integers): the l1 error of _conv's kept window is within
+    its budget, and the raw FFT product meets the l2 bound 1.25 (16 log2 n + 4) u S of the module docstring."""
+    if wide and pld._WIDE is None:
+        pytest.skip("no x87 long double")
+    rng = np.random.default_rng(3)
+    (ia, a), (ib, b) = _dyadic(rng, 3000), _dyadic(rng, 5000)
+    for (x, ix), (y, iy) in [((a, ia), (b, ib)), ((a, ia), (a, ia))]:
+        exact = np.convolve(ix, iy).astype(np.float64) * 2.0**-40  # exact: < 2^53
+        first = (x, 0, 0.0)
+        p, j0, budget = pld._conv(first, first if y is x else (y, 0, 0.0), wide)
+        assert np.sum(np.abs(p - exact[j0:j0 + len(p)])) <= budget
+        dtype = pld._WIDE if wide else np.float64
+        n = 1 << (len(x) + len(y) - 2).bit_length()
+        raw = sfft.irfft(sfft.rfft(x.astype(dtype), n) * sfft.rfft(y.astype(dtype), n), n)[:len(exact)]
+        err = np.sqrt(np.sum((raw - np.convolve(ix, iy).astype(dtype) * dtype(2.0**-40)) ** 2))
+        u = float(np.finfo(dtype).eps) / 2
+        s = np.linalg.norm(x) * np.sum(y) + np.sum(x) * np.linalg.norm(y)
+        assert float(err) <= 1.25 * (16 * math.log2(n) + 4) * u * s
