@@ -12,10 +12,12 @@ from sympy import Abs
 
 from verify.families._exact import exact
 from verify.model import Assumption, Family, Parameter, Quantity
-from verify.results import Truth
-from verify.symbols import L, alpha, delta, gap1, gap2, n, q, s, samples, seed, sigma, t, w, xo
+from verify.results import Method, Truth
+from verify.symbols import L, alpha, delta, gap1, gap2, n, q, s, samples, seed, sigma, steps, t, w, xo
 from verify.truth.gaussian import renyi_gaussian_1d
 from verify.truth.mixture_quad import renyi_mixture_quad, renyi_mixture_quad_both
+from verify.truth.numbers import Enclosure
+from verify.truth.pld import sgm_composed_epsilon
 from verify.truth.renyi_estimator import GaussianMixture, geometric_tilt, renyi_importance, renyi_naive
 from verify.truth.sgm_rdp import sgm_renyi_truth
 from verify.truth.subsampled_dp import sgm_dp_epsilon
@@ -55,6 +57,36 @@ SAMPLED_GAUSSIAN = Family(
                            "tight eps(delta) of the adding direction (mixture against N(0, sigma^2)), at 50 digits")},
     method="positive-term binomial series (integer alpha) and shared-node quadrature, both orders; closed-form "
            "hockey-stick for (eps, delta)",
+    expensive=True,
+)
+
+
+def _composed_epsilon(q, sigma, steps, delta, one_sided: bool = False) -> Truth:
+    """The PLD bracket [lower, upper] on the tight eps(delta) after `steps` steps (verify.truth.pld), as a grid truth
+    whose enclosure is that bracket."""
+    b = sgm_composed_epsilon(float(delta), float(q), float(sigma), int(steps), one_sided=one_sided,
+                             eps_tolerance=1e-2)
+
+    def enclose(prec: int) -> Enclosure:
+        return Enclosure(arb(b.lower), arb(b.upper), "privacy-loss distribution bracket (pessimistic/optimistic "
+                         "rounding, FFT error budget)", prec)
+
+    return Truth((b.lower + b.upper) / 2, b.lower, b.upper, Method.GRID,
+                 f"PLD bracket, loss grid {b.grid_width:.2e}, error budget {b.error_budget:.1e}", enclose=enclose)
+
+
+SAMPLED_GAUSSIAN_COMPOSED = Family(
+    name="sampled_gaussian_composed",
+    description="`steps` compositions of the Poisson-subsampled Gaussian mechanism (sensitivity 1, add/remove, noise "
+                "multiplier sigma): DP-SGD's data-independent accounting; the tight eps(delta) of the composed pair.",
+    parameters=(Parameter(q, q <= 1, "sampling rate, 0 < q <= 1"),
+                Parameter(sigma, sigma > 0, "noise multiplier (noise std / sensitivity)"),
+                Parameter(steps, sp.And(steps >= 1, steps <= 10_000), "number of steps T, 1..10^4", integer=True),
+                Parameter(delta, sp.And(delta > 0, delta < 1), "delta of (eps, delta)-DP", quantities=(_DP, _DP_ADD))),
+    facts=frozenset({"add_remove", "poisson_subsampling"}),
+    truths={_DP: lambda q, sigma, steps, delta: _composed_epsilon(q, sigma, steps, delta),
+            _DP_ADD: lambda q, sigma, steps, delta: _composed_epsilon(q, sigma, steps, delta, one_sided=True)},
+    method="privacy-loss distribution with a proven two-sided bracket (eps width 1e-2)",
     expensive=True,
 )
 
