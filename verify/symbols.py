@@ -93,6 +93,9 @@ p_holder = sp.Symbol("p_holder", positive=True)  # Hölder exponent p of Theorem
 steps_back = sp.Symbol("steps_back", integer=True, nonnegative=True)  # i: the step n - i, counted from the last
 R_qr = sp.Symbol("R_qr", nonnegative=True)  # D_{2 alpha - 1}(Q || R)
 runs = sp.Symbol("runs", integer=True, positive=True)  # training runs behind a Monte-Carlo plug-in estimate
+outer = sp.Symbol("outer", integer=True, positive=True)  # outer batches of Theorem 3.6's plug-in estimate
+inner = sp.Symbol("inner", integer=True, positive=True)  # inner alpha-tuples per outer batch
+batches = sp.Symbol("batches", integer=True, positive=True)  # sampled batches behind a plug-in expectation
 R_holder = sp.Symbol("R_holder", nonnegative=True)  # Theorem 3.3's right-hand side (holder_composition_bound)
 f_top = sp.Symbol("f_top", positive=True)  # the larger value R of a two-valued f in {1, R}
 f_prob = sp.Symbol("f_prob", positive=True)  # P(f = f_top)

@@ -101,6 +101,12 @@ _CHAIN_NOTE = ("Step 1 leaks nothing (x*'s gradient is 0 at theta_0), so the fir
                "map (printed -1/p or the proof's -1/(p - 1)) drop out; the per-step divergence of step 2 is exact "
                "(Theorem 3.2 is tight without other points), so this checks the Hölder composition itself.")
 UNDERCUT_GRID = {"alpha": (8,), "q": (0.1, 0.5), "eta": (0.2, 0.35, 0.5)}
+# the paper's batch-sampling estimates on a dataset whose other points share one gradient (MNIST and CIFAR-10 sizes,
+# batch size 128 in expectation)
+THM36_ESTIMATE, COR31_ESTIMATE = "dpsgd_mean_theorem36_estimate", "dpsgd_mean_corollary31_estimate"
+THM36_ESTIMATE_GRID = {"alpha": (2, 8, 16), "q": (128 / 60000, 128 / 50000), "n_a": (50000, 60000)}
+COR31_ESTIMATE_GRID = {"q": (128 / 60000,), "n_a": (60000,), "s": (0.469, 0.469 / 128), "g_star": (1.0, 0.3),
+                       "g_a": (0.8, 0.0), "delta": (1e-5,)}
 # Fact 3.5 on the two-valued f in {1, R} (the extreme case of Hoeffding's inequality): R = e^{3(2 alpha - 1) eps'},
 # the deviation c e^{3(alpha - 1) eps}, and l the smallest sample size the statement allows
 TWO_POINT = "two_point_mean"
@@ -338,6 +344,39 @@ THEOREMS = (
              "reported as the per-instance guarantee, with no confidence). The expectation is dominated by rare "
              "noise draws that make x*'s gradient large; 10 runs miss them, whatever p (research 4.5: P = 0.94 "
              "to 0.996 at eta = 0.2).",
+    ),
+    Theorem(
+        id="thudi2024.theorem3_6.estimate_20x20",
+        title="The paper's 20 x 20 estimate of Theorem 3.6 falls below the true divergence at most half the time",
+        source=_src("Section 4.2 and App. B.3 (Theorem 3.6 estimated from 20 outer x 20 inner samples, Figs. 4, "
+                    "25-32)"),
+        variant=Variant.PRINTED, direction=Direction.UPPER, quantity=Quantity.ESTIMATOR_UNDERCUT,
+        bound=sp.Rational(1, 2), assumptions=(ORDER, INTEGER_ORDER),
+        requires=frozenset({"mean_rule", "poisson_subsampling", "add_remove"}),
+        applications=(Application(THM36_ESTIMATE, Verdict.VIOLATED, THM36_ESTIMATE_GRID, {"outer": 20, "inner": 20},
+                                  note="The other points share one gradient: the truth is a proven lower end on "
+                                       "P(estimate = 0), while the per-instance divergence is > 0 for every x* "
+                                       "whose gradient differs."),),
+        note="Reported as the per-instance guarantee, with no confidence. When no inner tuple holds two batches that "
+             "differ from the outer one, every exponent sum_{i<j} <nu_i, nu_j>/s^2 is 0 and so is the estimate: at "
+             "the paper's batch size (q = 128/N) that happens with probability 0.77 to 0.96, for an outlier as for an "
+             "inlier. Research 4.3 also simulates it on two clusters (P(estimate < truth) = 1.00 for an outlier at "
+             "s = 0.1); tests/test_thudi2024.py reproduces that.",
+    ),
+    Theorem(
+        id="thudi2024.corollary3_1.estimate_100_batches",
+        title="The paper's 100-batch estimate of Corollary 3.1 (mean rule) is below the exact corollary at most half "
+              "the time",
+        source=_src("App. B.1 (Corollary 3.1 for the mean rule, E over batches from 100 samples; Figs. 6, 7, 10-13)"),
+        variant=Variant.PRINTED, direction=Direction.UPPER, quantity=Quantity.ESTIMATE_BELOW_BOUND,
+        bound=sp.Rational(1, 2), assumptions=(), requires=frozenset({"mean_rule", "poisson_subsampling", "add_remove"}),
+        applications=(Application(COR31_ESTIMATE, Verdict.VIOLATED, COR31_ESTIMATE_GRID, B1 | {"batches": 100},
+                                  note="App. B.1's p = 1e4, delta' = 0.5e-5, delta'' = 1e-5 at MNIST's N and q; "
+                                       "noise s = sigma C = 0.469 or sigma C/L."),),
+        note="The exact E over batches is dominated by the empty batch (probability e^{-128}, weight e^{p C_{delta,s} "
+             "|g*|}): the exact eps' is 1.616 at s = 0.469 and 961 at s = 0.469/128 (research 4.6(iii)), the "
+             "worst case, while 100 sampled batches never see it and give 3e-5 to 3.4. The figures show the "
+             "estimator, not the corollary; on these instances the estimate still stays above the true eps.",
     ),
     # ---- Fact 3.5: how many runs estimate Theorem 3.3's expectation -----------------------------------------------
     Theorem(

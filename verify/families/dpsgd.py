@@ -4,6 +4,10 @@ behind the unlearning rule of Sec. 5.4; and the orders Theorem 3.3's composition
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+from typing import Any
+
 import sympy as sp
 
 from verify.families._exact import exact
@@ -11,8 +15,11 @@ from verify.model import Assumption, Family, Parameter, Quantity
 from verify.results import Method, Truth
 from verify.symbols import (
     alpha,
+    batches,
     d1,
     d2,
+    delta,
+    delta_slack,
     dev,
     eta,
     f_prob,
@@ -20,8 +27,10 @@ from verify.symbols import (
     g_a,
     g_b,
     g_star,
+    inner,
     n_a,
     n_b,
+    outer,
     p_holder,
     q,
     runs,
@@ -30,9 +39,15 @@ from verify.symbols import (
     steps_back,
 )
 from verify.truth.anchored_chain import anchored_chain_holder, anchored_chain_renyi, undercut_lower
+from verify.truth.batch_estimators import (
+    MAX_POINTS,
+    corollary31_estimate_below_lower,
+    theorem36_estimate_zero_lower,
+)
 from verify.truth.binomial_tail import mean_deviation_probability
 from verify.truth.dpsgd_step import MAX_COMPONENTS, TwoClusterStep, dpsgd_step_renyi, theorem36_rhs
 from verify.truth.gaussian import renyi_gaussian_1d
+from verify.truth.numbers import Enclosure, arb_numbers
 
 _R = Quantity.RENYI
 
@@ -156,4 +171,74 @@ TWO_POINT_MEAN = Family(
     method="exact binomial tail (regularized incomplete beta), Arb enclosure",
 )
 
-FAMILIES = (DPSGD_SUM_STEP, DPSGD_MEAN_STEP, GAUSSIAN_TRIPLE, HOLDER_ORDERS, DPSGD_ANCHORED_TWO_STEP, TWO_POINT_MEAN)
+
+_PREC = 160  # bits of the Arb evaluation behind a probability's float (its enclosure is recomputed on demand)
+
+
+def _at_least(fn: Callable[..., Any], detail: str) -> Callable[..., Truth]:
+    """A probability known to lie in [fn(params), 1]: the Truth's value is the proven lower end (Arb balls give both
+    the float, rounded down, and the enclosure)."""
+
+    def truth(**params: float) -> Truth:
+        def enclose(prec: int) -> Enclosure:
+            with arb_numbers(prec) as N:
+                low = N.mpf(fn(**{k: N.mpf(v) for k, v in params.items()}))
+                return Enclosure(low.lower(), N.mpf(1), f"{detail}: lower end in Arb balls, upper end 1", prec)
+
+        low = float(enclose(_PREC).lower)
+        low = max(0.0, math.nextafter(low, -math.inf))
+        return Truth(low, low, 1.0, Method.SERIES, f"{detail}; the probability lies in [lower, 1], the value shown "
+                     "is that lower end", enclose=enclose)
+
+    return truth
+
+
+_SHARED = ("one DP-SGD step, mean rule (U(empty batch) = 0), Poisson rate q; the n_a other points of D share one "
+           "clipped gradient g_a, x*'s is g_star != g_a (D' = D u {x*})")
+_POINTS = Parameter(n_a, sp.And(n_a >= 1, n_a <= MAX_POINTS), f"points of D besides x*, at most {MAX_POINTS}",
+                    integer=True)
+THEOREM36_ESTIMATE = Family(
+    name="dpsgd_mean_theorem36_estimate",
+    description=f"{_SHARED}. The quantity is P(the paper's outer x inner plug-in estimate of Theorem 3.6 < the true "
+                "per-instance divergence): every value of s, g_star != g_a gives the same proven lower end, the "
+                "probability that the estimate is exactly 0 (verify.truth.batch_estimators).",
+    parameters=(Parameter(alpha, sp.And(alpha >= 2, alpha <= 64), "integer Rényi order, at most 64", integer=True),
+                Parameter(q, q < 1, "Poisson sampling rate, 0 < q < 1"), _POINTS,
+                Parameter(outer, sp.And(outer >= 1, outer <= 10_000), "outer batches of the estimate", integer=True),
+                Parameter(inner, sp.And(inner >= 1, inner <= 10_000), "inner alpha-tuples per outer batch",
+                          integer=True)),
+    facts=frozenset({"add_remove", "poisson_subsampling", "mean_rule", "fixed_state"}),
+    truths={Quantity.ESTIMATOR_UNDERCUT: _at_least(
+        lambda alpha, q, n_a, outer, inner: theorem36_estimate_zero_lower(alpha, q, n_a, outer, inner),
+        "proven lower end P(every outer batch plain, at most one non-plain batch in every inner tuple) on "
+        "P(estimate = 0)")},
+    method="closed form (powers of the batch probabilities), Arb enclosure",
+)
+
+_GRADIENTS = (Parameter(g_star, sp.And(g_star >= -1, g_star <= 1), "x*'s clipped gradient (clip C = 1)"),
+              Parameter(g_a, sp.And(g_a >= -1, g_a <= 1), "the other points' common clipped gradient"))
+COROLLARY31_ESTIMATE = Family(
+    name="dpsgd_mean_corollary31_estimate",
+    description=f"{_SHARED}, noise N(0, s^2) on U. The quantity is P(the paper's `batches`-batch estimate of "
+                "Corollary 3.1's eps' < the exact eps' it stands for, E over the batches of D summed over the N + 1 "
+                "batch sizes), with Hölder exponent p_holder, delta'' = delta and delta' = delta_slack.",
+    parameters=(Parameter(q, q < 1, "Poisson sampling rate, 0 < q < 1"), _POINTS,
+                Parameter(s, s > 0, "noise std on the scale of U, in units of C"), *_GRADIENTS,
+                Parameter(p_holder, p_holder > 1, "Hölder exponent p"),
+                Parameter(delta, delta < 1, "delta'' of the claim"),
+                Parameter(delta_slack, delta_slack < 1, "the free slack delta'"),
+                Parameter(batches, sp.And(batches >= 1, batches <= 10**6), "sampled batches behind the estimate",
+                          integer=True)),
+    facts=frozenset({"add_remove", "poisson_subsampling", "mean_rule", "fixed_state"}),
+    constraints=(Assumption("slack_below_delta", delta > delta_slack, "delta'' > delta'"),
+                 Assumption("real_calibration", 5 * q / (4 * (delta - delta_slack)) > 1,
+                            "1.25 q/(delta'' - delta') > 1 (a real C_{delta,s})")),
+    truths={Quantity.ESTIMATE_BELOW_BOUND: _at_least(
+        lambda n_a, **rest: corollary31_estimate_below_lower(n_points=n_a, **rest),
+        "proven lower end P(every sampled batch has >= k0 points), k0 the smallest size whose ceiling on the "
+        "estimate is below the exact eps'")},
+    method="closed form (binomial atoms summed exactly), Arb enclosure",
+)
+
+FAMILIES = (DPSGD_SUM_STEP, DPSGD_MEAN_STEP, GAUSSIAN_TRIPLE, HOLDER_ORDERS, DPSGD_ANCHORED_TWO_STEP, TWO_POINT_MEAN,
+            THEOREM36_ESTIMATE, COROLLARY31_ESTIMATE)
