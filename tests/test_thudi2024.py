@@ -93,6 +93,22 @@ def test_conversions_are_ordered_and_match_dp_accounting_formulas(alpha, q, sigm
     assert eps == pytest.approx(max(improved, 0.0), rel=1e-9, abs=1e-12)
 
 
+@pytest.mark.parametrize("steps", [10, 1000])
+@pytest.mark.parametrize("alpha", [4, 16, 64])
+@pytest.mark.parametrize(("q", "sigma"), [(0.01, 1.0), (0.1, 2.0)])
+def test_composed_conversion_entries_equal_dp_accounting(steps, alpha, q, sigma):
+    """The catalog's conversions after T steps, evaluated from their SymPy bounds, against dp_accounting's RDP of the
+    sampled Gaussian times T and its compute_epsilon (the improved conversion at one order)."""
+    from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
+
+    rdp = steps * float(_compute_rdp_poisson_subsampled_gaussian(q, sigma, [alpha])[0])
+    point = {"alpha": alpha, "q": q, "sigma": sigma, "steps": steps, "delta": 1e-5}
+    improved = float(theorem("thudi2024.rdp_to_dp.improved.composed").value(point))
+    classical = float(theorem("thudi2024.rdp_to_dp.classical.composed").value(point))
+    assert improved == pytest.approx(compute_epsilon([alpha], [rdp], 1e-5)[0], rel=1e-9)
+    assert classical == pytest.approx(rdp + math.log(1e5) / (alpha - 1), rel=1e-9)
+
+
 @pytest.mark.parametrize(("sigma", "eps_prime", "delta_at"), [
     (0.25, 8.027, 8.5e-5), (0.30, 5.668, 3.7e-5), (0.35, 3.995, 1.9e-5), (0.41, 2.574, 9.91e-6),
     (0.469, 1.626, 5.9e-6), (0.566, 0.750, 3.0e-6), (1.0, 0.0693, 5.5e-7)])
