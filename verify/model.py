@@ -51,6 +51,7 @@ class Quantity(str, Enum):
     COMPOSITION_ORDER = "composition_order"  # the Rényi order a Hölder composition charges a step at
     HOLDER_BOUND = "holder_composition_bound"  # Theorem 3.3's right-hand side with the exact per-step divergences
     ESTIMATOR_UNDERCUT = "estimator_undercut_probability"  # P(a Monte-Carlo plug-in estimate < the true divergence)
+    HOLDER_HOCKEY_STICK = "holder_hockey_stick"  # sup_S [P_1(S) - e^eps P_0(S)^(1-1/p)], Gaussian pair (Lemma A.1)
     ESTIMATE_BELOW_BOUND = "estimate_below_bound_probability"  # P(a plug-in estimate < the exact bound it stands for)
     DEVIATION_PROBABILITY = "deviation_probability"  # P(|empirical mean - expectation| >= a deviation)
 

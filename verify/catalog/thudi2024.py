@@ -84,6 +84,9 @@ CLASSICAL_T, IMPROVED_T = SGM_RDP_T + _TO_DP_CLASSICAL, SGM_RDP_T + _TO_DP_IMPRO
 # p = 1e4, delta' = 0.5e-5, delta'' = delta = 1e-5, so the per-batch delta is (delta'' - delta')/q
 MNIST_DP_GRID = {"sigma": (0.25, 0.3, 0.35, 0.41, 0.469, 0.566, 1.0), "q": (128 / 60000,), "delta": (1e-5,)}
 B1 = {"p_holder": 10_000, "delta_slack": sp.Rational(1, 200_000)}
+# Lemma A.1 on the same pair: q cancels, leaving P_1(S) <= e^{C_{delta,s}} P_0(S)^(1 - 1/p) + delta per batch
+LEMMA_A1_GRID = {"sigma": (0.25, 0.3, 0.35, 0.41, 0.469, 0.566, 1.0), "delta": (1e-5, 0.5e-5 / (128 / 60000)),
+                 "p_holder": (2, 10_000)}
 _PER_BATCH_DELTA = (delta - delta_slack) / q
 _C = sqrt(2 * log(sp.Rational(5, 4) / _PER_BATCH_DELTA)) / sigma  # C_{delta, s} Delta
 COROLLARY_3_1 = log((q * sp.exp(_C)) ** (p_holder / (p_holder - 1)) * delta_slack ** (-1 / (p_holder - 1)) + 1 - q)
@@ -203,6 +206,22 @@ THEOREMS = (
         note="eps' = log(a_p^(p/(p-1)) delta'^(-1/(p-1)) + 1 - q), a_p = q e^(C_{delta,s} Delta) (Delta constant for "
              "the sum rule), at delta'' = q delta + delta'. The classical constant C_{delta,s} breaks it for "
              "sigma <= 0.35 (research 4.6: exact delta 1.9e-5 at sigma = 0.35 against 1e-5).",
+    ),
+    Theorem(
+        id="thudi2024.lemmaA_1", title="Lemma A.1's per-batch inequality with the classical constant (worst-case pair)",
+        source=_src("Lemma A.1 (with footnote 3's C_{delta,s})"), variant=Variant.PRINTED, direction=Direction.UPPER,
+        quantity=Quantity.HOLDER_HOCKEY_STICK, bound=delta,
+        assumptions=(Assumption("delta_below_one", delta < 1, "delta < 1"),),
+        requires=frozenset({"add_remove", "gaussian"}),
+        applications=(Application("gaussian_holder_hockey_stick", Verdict.VIOLATED, LEMMA_A1_GRID,
+                                  {"eps": sqrt(2 * log(sp.Rational(5, 4) / delta)) / sigma},
+                                  note="Other gradients 0, ||g*|| = C = 1: M(X) = N(0, s^2) and M(X') = (1 - q) M(X) + "
+                                       "q N(1, s^2), a_p = e^{C_{delta,s}}; the lemma's claim for every S is then "
+                                       "sup_S [P_1(S) - e^{C_{delta,s}} P_0(S)^(1 - 1/p)] <= delta, whatever q."),),
+        note="P(M(X') in S) <= q a_p P(M(X) in S)^(1 - 1/p) + q delta + (1 - q) P(M(X) in S). Hölder only relaxes "
+             "P_0 to P_0^(1 - 1/p), which barely helps (0.2% at p = 1e4), so the lemma inherits the calibration's "
+             "failure: at App. B.1's per-batch delta = 2.34e-3 it fails for every sigma <= 0.469, including 0.41 "
+             "and 0.469 where Corollary 3.1 built on it happens to hold (its delta' slack absorbs the excess).",
     ),
     Theorem(
         id="thudi2024.baseline_dp", title="The (eps, delta) baseline of App. B.1: log(q e^(C_{delta,s} C) + 1 - q)",

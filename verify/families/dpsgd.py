@@ -21,6 +21,7 @@ from verify.symbols import (
     delta,
     delta_slack,
     dev,
+    eps,
     eta,
     f_prob,
     f_top,
@@ -36,6 +37,7 @@ from verify.symbols import (
     runs,
     s,
     samples,
+    sigma,
     steps_back,
 )
 from verify.truth.anchored_chain import anchored_chain_holder, anchored_chain_renyi, undercut_lower
@@ -47,6 +49,7 @@ from verify.truth.batch_estimators import (
 from verify.truth.binomial_tail import mean_deviation_probability
 from verify.truth.dpsgd_step import MAX_COMPONENTS, TwoClusterStep, dpsgd_step_renyi, theorem36_rhs
 from verify.truth.gaussian import renyi_gaussian_1d
+from verify.truth.holder_hockey_stick import holder_hockey_stick
 from verify.truth.numbers import Enclosure, arb_numbers
 
 _R = Quantity.RENYI
@@ -240,5 +243,26 @@ COROLLARY31_ESTIMATE = Family(
     method="closed form (binomial atoms summed exactly), Arb enclosure",
 )
 
+
+def _holder_hockey_stick(sigma, eps, p_holder) -> Truth:
+    low, high, enclose = holder_hockey_stick(sigma, eps, p_holder)
+    low, high = max(0.0, math.nextafter(low, -math.inf)), math.nextafter(high, math.inf)
+    return Truth(low, low, high, Method.SERIES, "proven lower end g(t*) at a half-line; upper end the Gaussian hockey "
+                 "stick (P_0^(1 - 1/p) >= P_0); the value shown is the lower end", enclose=enclose)
+
+
+GAUSSIAN_HOLDER_HOCKEY_STICK = Family(
+    name="gaussian_holder_hockey_stick",
+    description="The Gaussian pair P_1 = N(1, sigma^2), P_0 = N(0, sigma^2) (sensitivity 1); the quantity is "
+                "sup_S [P_1(S) - e^eps P_0(S)^(1 - 1/p)], Lemma A.1's per-batch inequality after Hölder (Thudi et "
+                "al. 2024) on the worst-case pair of the sum rule.",
+    parameters=(Parameter(sigma, sigma > 0, "noise std (sensitivity 1)"),
+                Parameter(eps, eps >= 0, "the per-batch eps"),
+                Parameter(p_holder, p_holder > 1, "Hölder exponent p")),
+    facts=frozenset({"add_remove", "gaussian", "sum_rule"}),
+    truths={Quantity.HOLDER_HOCKEY_STICK: _holder_hockey_stick},
+    method="normal tails at a maximising half-line and the Gaussian hockey-stick closed form, Arb enclosure",
+)
+
 FAMILIES = (DPSGD_SUM_STEP, DPSGD_MEAN_STEP, GAUSSIAN_TRIPLE, HOLDER_ORDERS, DPSGD_ANCHORED_TWO_STEP, TWO_POINT_MEAN,
-            THEOREM36_ESTIMATE, COROLLARY31_ESTIMATE)
+            THEOREM36_ESTIMATE, COROLLARY31_ESTIMATE, GAUSSIAN_HOLDER_HOCKEY_STICK)

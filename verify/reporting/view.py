@@ -14,6 +14,7 @@ QUANTITY_LABEL = {"renyi": "Rényi divergence R", "dp_epsilon": "ε(δ)", "dp_ep
                   "expected_batch_renyi": "E over batches of R(law ‖ batch Gaussian)",
                   "holder_composition_bound": "Theorem 3.3's Hölder composition",
                   "estimator_undercut_probability": "P(estimate < true divergence)",
+                  "holder_hockey_stick": "sup over S of P₁(S) − e^ε P₀(S)^(1−1/p)",
                   "estimate_below_bound_probability": "P(estimate < the exact bound it estimates)",
                   "deviation_probability": "P(|empirical mean − mean| ≥ t)"}
 DIRECTION_LABEL = {"upper": "upper bound", "lower": "lower bound", "exact": "exact value"}

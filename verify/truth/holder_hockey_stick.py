@@ -1,0 +1,114 @@
+"""The Hölder-relaxed hockey stick of a Gaussian pair (Thudi et al. 2024, Lemma A.1 on the worst-case pair):
+
+    H(eps, p) = sup_S [ P_1(S) - e^eps P_0(S)^(1 - 1/p) ],   P_1 = N(1, sigma^2), P_0 = N(0, sigma^2).
+
+For fixed P_0(S) the largest P_1(S) is a half-line {y > t} (Neyman-Pearson), and the objective grows with P_1(S), so
+H is the sup over t of g(t) = Qbar((t - 1)/sigma) - e^eps Qbar(t/sigma)^(1 - 1/p) (Qbar the normal tail); any t gives a
+proven lower end (so does S = {}: H >= 0). Upper end: both tails of g are monotone, so on a cell [a, b]
+g <= Qbar((a - 1)/sigma) - e^eps Qbar(b/sigma)^(1 - 1/p); cells are split where that exceeds the lower end (branch and
+bound, in Arb balls), beyond t = 1 + 40 sigma g <= Qbar(40) and below t = -40 sigma g <= 1 - e^eps Qbar(-40)^(1-1/p).
+Since P_0(S)^(1 - 1/p) >= P_0(S), H is also at most the Gaussian hockey stick delta_G(eps) = Phi(1/(2 sigma) -
+eps sigma) - e^eps Phi(-1/(2 sigma) - eps sigma) (p -> infinity); the smaller upper end is kept.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from collections.abc import Callable
+
+from scipy.optimize import minimize_scalar
+from scipy.special import log_ndtr
+
+from verify.errors import ParameterError
+from verify.truth.numbers import Enclosure, arb_numbers, num
+
+
+def _g(t, sigma, eps, p):
+    N = num()
+    return N.ncdf(-(t - 1) / sigma) - N.exp(eps + (1 - 1 / p) * N.log(N.ncdf(-t / sigma)))
+
+
+def _cell_upper(a, b, sigma, eps, p):
+    N = num()
+    return N.ncdf(-(a - 1) / sigma) - N.exp(eps + (1 - 1 / p) * N.log(N.ncdf(-b / sigma)))
+
+
+def _sup_upper(sigma, eps, p, lower, cells: int = 64, budget: int = 3000, rtol: float = 1e-6):
+    """An upper end of sup_t g(t) by best-first branch and bound over [-40 sigma, 1 + 40 sigma] (module docstring):
+    a cell is settled once its bound is within rtol of the proven lower end; out of budget, the largest bound left."""
+    N = num()
+    lo, hi = -40 * sigma, 1 + 40 * sigma
+    settled = N.maximum(N.ncdf(N.mpf(-40)), 1 - N.exp(eps + (1 - 1 / p) * N.log(N.ncdf(N.mpf(40)))))  # the tails
+    target = lower * (1 + N.mpf(rtol)) + N.mpf(2) ** -1000
+    width = (hi - lo) / cells
+    heap: list = []
+    order = itertools.count()  # tie-break: never compare balls
+
+    def push(a, b):
+        bound = _cell_upper(a, b, sigma, eps, p)
+        if bound < target:
+            return bound
+        heapq.heappush(heap, (-float(bound.upper()), next(order), a, b, bound))
+        return None
+
+    for i in range(cells):
+        done = push(lo + i * width, lo + (i + 1) * width)
+        settled = settled if done is None else N.maximum(settled, done)
+    for _ in range(budget):
+        if not heap:
+            break
+        *_, a, b, _bound = heapq.heappop(heap)
+        mid = (a + b) / 2
+        for half in ((a, mid), (mid, b)):
+            done = push(*half)
+            settled = settled if done is None else N.maximum(settled, done)
+    for *_, bound in heap:
+        settled = N.maximum(settled, bound)
+    return settled
+
+
+def _gaussian_hockey_stick(sigma, eps):
+    N = num()
+    return N.ncdf(1 / (2 * sigma) - eps * sigma) - N.exp(eps) * N.ncdf(-1 / (2 * sigma) - eps * sigma)
+
+
+_FLAT = 1e300  # -log g where g <= 0 (finite, so that the search's parabolic steps stay finite)
+
+
+def _maximiser(sigma: float, eps: float, p: float) -> float:
+    """A t near the sup of g (float search on a bracket around the Gaussian optimum t = 1/2 + eps sigma^2)."""
+    def minus_log_g(t: float) -> float:
+        upper, lower = log_ndtr(-(t - 1) / sigma), eps + (1 - 1 / p) * log_ndtr(-t / sigma)
+        return _FLAT if lower >= upper else -(upper + math.log(-math.expm1(lower - upper)))
+
+    centre = 0.5 + eps * sigma * sigma
+    found = minimize_scalar(minus_log_g, bounds=(centre - 4 * sigma, centre + 4 * sigma), method="bounded",
+                            options={"xatol": 1e-10 * max(1.0, sigma)})
+    return float(found.x) if found.fun < _FLAT else centre
+
+
+def holder_hockey_stick(sigma: float, eps: float, p_holder: float) -> tuple[float, float, Callable[[int], Enclosure]]:
+    """(proven lower end g(t*), upper end delta_G(eps), encloser of both in Arb balls)."""
+    if not (math.isfinite(sigma) and sigma > 0):
+        raise ParameterError(f"sigma must be a finite number > 0, got {sigma}")
+    if not (math.isfinite(eps) and eps >= 0):
+        raise ParameterError(f"eps must be a finite number >= 0, got {eps}")
+    if not p_holder > 1:
+        raise ParameterError(f"the Hölder exponent p must be > 1, got {p_holder}")
+    t = _maximiser(sigma, eps, p_holder)
+
+    def enclose(prec: int) -> Enclosure:
+        with arb_numbers(prec) as N:
+            s, e, p = N.mpf(sigma), N.mpf(eps), N.mpf(p_holder)
+            low = _g(N.mpf(t), s, e, p).lower()
+            low = low if low > 0 else N.mpf(0)  # S = {} gives 0
+            high = _gaussian_hockey_stick(s, e)
+            cells = _sup_upper(s, e, p, low)
+            high = cells if cells.upper() < high.upper() else high
+            return Enclosure(low, high.upper(), f"g at t = {t!r} (a half-line) up to a branch-and-bound "
+                             "bound over half-lines", prec)
+
+    ends = enclose(128)
+    return float(ends.lower), float(ends.upper), enclose
