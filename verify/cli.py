@@ -18,7 +18,7 @@ from verify.api import check
 from verify.catalog import select
 from verify.certify import main_certify
 from verify.errors import ParameterError, VerifyError
-from verify.families import FAMILIES
+from verify.families import FAMILIES, family, load_entry_points, load_plugin
 from verify.reporting.columns import dump_results
 from verify.results import Verdict
 from verify.runner import FALSIFY_EXAMPLES, is_results_file, json_safe, run, theorem_summary
@@ -174,8 +174,15 @@ def cmd_falsify(args: argparse.Namespace) -> int:
     needed = min(MIN_CHECKED, args.max_examples) if args.min_checked is None else args.min_checked
     if needed > args.max_examples:
         raise ParameterError(f"--min-checked {needed} exceeds --max-examples {args.max_examples}")
+    fixed = dict(args.fix)
+    known = {p.name for p in family(args.family).parameters}
+    unknown = sorted(set(fixed) - known)
+    if unknown:
+        raise ParameterError(f"--fix pins a parameter of family {args.family}; {', '.join(unknown)} is not one (its "
+                             f"parameters: {', '.join(sorted(known))})")
     outcome = falsify_outcome(args.bound, args.family, args.side, args.assume, budget_s=args.budget, seed=args.seed,
-                              quantity=args.quantity, bind=dict(args.bind), max_examples=args.max_examples)
+                              quantity=args.quantity, bind=dict(args.bind), defaults=fixed,
+                              max_examples=args.max_examples)
     if args.json:
         print(json.dumps(json_safe(outcome.to_dict()), indent=2))
     require_checked(outcome, needed)
@@ -195,8 +202,15 @@ def _assignment(text: str) -> tuple[str, str]:
     return name.strip(), value.strip()
 
 
+def _plugin_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--plugin", action="append", default=argparse.SUPPRESS, metavar="MODULE",
+                   help="import MODULE (a dotted name, or a path to a .py file) and register the instance families "
+                        "it declares (repeatable)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="verify", description="Check differential-privacy theorems.")
+    _plugin_option(parser)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("list", help="list catalog entries")
@@ -209,6 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--param", "-p", type=_param, action="append", default=[], metavar="NAME=VALUE")
     p.add_argument("--family")
     p.add_argument("--json", action="store_true")
+    _plugin_option(p)
     p.set_defaults(fn=cmd_check)
 
     p = sub.add_parser("run", help="check every entry over its default grid; exit 1 on an unexpected verdict")
@@ -252,7 +267,10 @@ def build_parser() -> argparse.ArgumentParser:
                         f"(default min({MIN_CHECKED}, --max-examples))")
     p.add_argument("--budget", type=_bounded(float, "--budget", 0, strict=True), default=60.0,
                    help="wall-clock cap in seconds on the whole search, shrinking included (default 60)")
+    p.add_argument("--fix", action="append", default=[], type=_param, metavar="NAME=VALUE",
+                   help="pin a family parameter at a value during the search (repeatable)")
     p.add_argument("--json", action="store_true")
+    _plugin_option(p)
     p.set_defaults(fn=cmd_falsify)
 
     p = sub.add_parser("certify", help="certify a bound-vs-bound claim over a box (python-flint interval "
@@ -261,6 +279,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(fn=None)  # dispatched in main(): its options belong to verify.certify
 
     p = sub.add_parser("families", help="list the instance families and their parameters")
+    _plugin_option(p)
     p.set_defaults(fn=cmd_families)
     return parser
 
@@ -319,6 +338,9 @@ def _dispatch(argv: list[str]) -> int:
     if argv[:1] == ["certify"]:
         return main_certify(argv[1:])
     args = build_parser().parse_args(argv)
+    load_entry_points()
+    for module in getattr(args, "plugin", []):
+        load_plugin(module)
     return args.fn(args)
 
 

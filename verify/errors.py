@@ -45,6 +45,10 @@ class UnknownIdError(VerifyError, KeyError):
         return str(self.args[0])
 
 
+class PluginError(VerifyError):
+    """A plugin module or entry point cannot be loaded, or declares something that is not a valid family."""
+
+
 class ResourceLimitError(VerifyError):
     """A computation would exceed its memory or time cap; the point is left undecided, never guessed."""
 

@@ -30,7 +30,17 @@ from verify.errors import (
 )
 from verify.families import family as get_family
 from verify.limits import deadline
-from verify.model import Application, Assumption, Direction, FromFamily, Quantity, Source, Theorem, Variant
+from verify.model import (
+    Application,
+    Assumption,
+    Direction,
+    FromFamily,
+    Quantity,
+    Source,
+    Theorem,
+    Variant,
+    check_declared_domain,
+)
 from verify.parsing import parse_expression
 from verify.results import PointResult, Verdict
 from verify.testing.strategies import free_parameters, point_strategy
@@ -75,11 +85,13 @@ class SearchOutcome:
     budget_hit: bool
     counterexample: Counterexample | None = None
     first_failure: str = ""
+    uncertified: int = 0  # points the float filter calls violated that no rigorous enclosure could decide
 
     def to_dict(self) -> dict:
         return {"theorem": self.theorem, "family": self.family, "seed": self.seed, "tried": self.tried,
                 "checked": self.checked, "excluded": dict(sorted(self.excluded.items())),
                 "undefined": self.undefined, "capped": self.capped, "failed": self.failed,
+                "uncertified": self.uncertified,
                 "seconds": self.seconds, "budget_hit": self.budget_hit, "first_failure": self.first_failure,
                 "counterexample": self.counterexample.to_dict() if self.counterexample else None}
 
@@ -89,7 +101,9 @@ class SearchOutcome:
         if self.excluded:
             parts.append(f"{sum(self.excluded.values())} outside the assumptions")
         for count, what in ((self.undefined, "where the bound is undefined"), (self.capped, "over a time/memory cap"),
-                            (self.failed, "where the truth failed")):
+                            (self.failed, "where the truth failed"),
+                            (self.uncertified, "violated in floating point but not certifiable (no rigorous "
+                                               "enclosure of the truth)")):
             if count:
                 parts.append(f"{count} {what}")
         detail = f" (of {self.tried} tried: {', '.join(parts)})" if parts else f" (of {self.tried} tried)"
@@ -156,7 +170,7 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
     start = time.monotonic()
     end = start + float(budget_s)
     memo: dict[tuple, bool] = {}
-    counts = {"tried": 0, "checked": 0, "undefined": 0, "capped": 0, "failed": 0}
+    counts = {"tried": 0, "checked": 0, "undefined": 0, "capped": 0, "failed": 0, "uncertified": 0}
     excluded: dict[str, int] = {}
     state = {"budget_hit": False, "first_failure": ""}
 
@@ -174,9 +188,11 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
         try:
             with deadline(left, "the search's time budget"):
                 found = check_point(theorem, app, point, rigorous=False).verdict is Verdict.VIOLATED
+                undecided = False
                 if found:  # the float filter is not enough: certify before it counts
-                    found = check_point(theorem, app, point).verdict is Verdict.VIOLATED
-            counts["checked"] += 1
+                    verdict = check_point(theorem, app, point).verdict
+                    found, undecided = verdict is Verdict.VIOLATED, verdict is Verdict.INCONCLUSIVE
+            counts["uncertified" if undecided else "checked"] += 1
         except AssumptionError as err:
             excluded[err.assumption] = excluded.get(err.assumption, 0) + 1
         except UndefinedBoundError:
@@ -203,7 +219,7 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
         found = Counterexample(result, counts["tried"], time.monotonic() - start, counts["checked"])
     return SearchOutcome(theorem.id, app.family, seed, counts["tried"], counts["checked"], excluded,
                          counts["undefined"], counts["capped"], counts["failed"], time.monotonic() - start,
-                         state["budget_hit"], found, state["first_failure"])
+                         state["budget_hit"], found, state["first_failure"], counts["uncertified"])
 
 
 def search(theorem: Theorem, app: Application, *, max_examples: int = 2000, budget_s: float = 10.0,
@@ -267,12 +283,27 @@ def user_theorem(bound: sp.Expr | str, family: str, side: str = "upper", *, quan
     if unknown:
         raise ParameterError(f"bound uses {', '.join(unknown)}, which family {family} does not provide for "
                              f"'{quantity.value}'; its parameters are {', '.join(fam.parameter_names(quantity))}")
+    _check_pinned(fam, {k: parse(v) for k, v in (defaults or {}).items()})
     assumptions = tuple(Assumption(f"extra_{k}", parse(c, condition=True), str(c))
                         for k, c in enumerate(extra_assumptions))
     app = Application(family, Verdict.HOLDS, {}, {k: parse(v) for k, v in (defaults or {}).items()},
                       {k: parse(v) if not isinstance(v, FromFamily) else v for k, v in (bind or {}).items()})
     return Theorem(name, f"user bound ({side})", Source("-", "user", "-"), Variant.DERIVED, SIDES[side],
                    quantity, expr, assumptions, frozenset(), (app,))
+
+
+def _check_pinned(fam, pinned: Mapping[str, sp.Basic]) -> None:
+    """A family parameter pinned at a number (`--fix`) must lie in the family's domain: else no point could be
+    checked, and the search would only say so after trying."""
+    for p in fam.parameters:
+        value = pinned.get(p.name)
+        if value is None or not value.is_number:
+            continue
+        x = float(value)
+        check_declared_domain(f"--fix {p.name}", p.symbol, x)
+        if p.domain.subs(p.symbol, value) is sp.false:
+            raise ParameterError(f"--fix {p.name}={x:g} is outside family {fam.name}'s domain {sp.sstr(p.domain)} "
+                                 f"({p.description})")
 
 
 def falsify_outcome(bound: sp.Expr | str, family: str, side: str = "upper",
@@ -306,7 +337,12 @@ def falsify(bound: sp.Expr | str, family: str, side: str = "upper", extra_assump
 
 
 def require_checked(outcome: SearchOutcome, needed: int) -> None:
-    """Raise NothingChecked unless the search found a counterexample or checked at least `needed` points."""
+    """Raise NothingChecked unless the search found a counterexample or checked at least `needed` points; also when
+    points look violated in floating point but could not be certified: that is undecided, never a pass."""
+    if outcome.counterexample is None and outcome.uncertified:
+        raise NothingChecked(f"{outcome.theorem} on {outcome.family}: {outcome.summary()}: the bound looks violated "
+                             "but the family's truth has no rigorous enclosure to certify it (give its Truth an "
+                             "`enclose`, e.g. with verify.families.closed_form): undecided")
     if outcome.counterexample is None and outcome.checked < needed:
         why = f"; first failure: {outcome.first_failure}" if outcome.first_failure else ""
         raise NothingChecked(f"{outcome.theorem} on {outcome.family}: only {outcome.summary()}, fewer than the "
