@@ -22,7 +22,7 @@ from verify.truth.renyi_estimator import GaussianMixture, geometric_tilt, renyi_
 from verify.truth.sgm_rdp import sgm_renyi_truth
 from verify.truth.subsampled_dp import sgm_dp_epsilon
 
-_R, _DP, _DP_ADD = Quantity.RENYI, Quantity.DP_EPSILON, Quantity.DP_EPSILON_ADD
+_R, _DP, _DP_ADD, _DP_SIGNED = Quantity.RENYI, Quantity.DP_EPSILON, Quantity.DP_EPSILON_ADD, Quantity.DP_EPSILON_SIGNED
 _ALPHA = Parameter(alpha, alpha > 1, "Rényi order", quantities=(_R,))
 
 
@@ -48,9 +48,12 @@ SAMPLED_GAUSSIAN = Family(
                 "(1-q) N(0, sigma^2) + q N(1, sigma^2) vs N(0, sigma^2), both orders (one step of DP-SGD).",
     parameters=(_ALPHA, Parameter(q, q <= 1, "sampling rate, 0 < q <= 1"),
                 Parameter(sigma, sigma > 0, "noise multiplier (noise std / sensitivity)"),
-                Parameter(delta, sp.And(delta > 0, delta < 1), "delta of (eps, delta)-DP", quantities=(_DP, _DP_ADD))),
+                Parameter(delta, sp.And(delta > 0, delta < 1), "delta of (eps, delta)-DP",
+                          quantities=(_DP, _DP_ADD, _DP_SIGNED))),
     facts=frozenset({"add_remove", "poisson_subsampling"}),
     truths={_R: lambda alpha, q, sigma: _sgm_renyi(alpha, q, sigma),
+            _DP_SIGNED: exact(lambda q, sigma, delta: sgm_dp_epsilon(delta, q, sigma, signed=True),
+                              "tight signed eps(delta) (negative beyond the total variation), at 50 digits"),
             _DP: exact(lambda q, sigma, delta: sgm_dp_epsilon(delta, q, sigma),
                        "tight eps(delta): closed-form hockey-stick divergence of both orders, bisection at 50 digits"),
             _DP_ADD: exact(lambda q, sigma, delta: sgm_dp_epsilon(delta, q, sigma, one_sided=True),
@@ -61,11 +64,11 @@ SAMPLED_GAUSSIAN = Family(
 )
 
 
-def _composed_epsilon(q, sigma, steps, delta, one_sided: bool = False) -> Truth:
+def _composed_epsilon(q, sigma, steps, delta, one_sided: bool = False, signed: bool = False) -> Truth:
     """The PLD bracket [lower, upper] on the tight eps(delta) after `steps` steps (verify.truth.pld), as a grid truth
     whose enclosure is that bracket."""
     b = sgm_composed_epsilon(float(delta), float(q), float(sigma), int(steps), one_sided=one_sided,
-                             eps_tolerance=1e-2)
+                             eps_tolerance=1e-2, signed=signed)
 
     def enclose(prec: int) -> Enclosure:
         return Enclosure(arb(b.lower), arb(b.upper), "privacy-loss distribution bracket (pessimistic/optimistic "
@@ -82,9 +85,11 @@ SAMPLED_GAUSSIAN_COMPOSED = Family(
     parameters=(Parameter(q, q <= 1, "sampling rate, 0 < q <= 1"),
                 Parameter(sigma, sigma > 0, "noise multiplier (noise std / sensitivity)"),
                 Parameter(steps, sp.And(steps >= 1, steps <= 10_000), "number of steps T, 1..10^4", integer=True),
-                Parameter(delta, sp.And(delta > 0, delta < 1), "delta of (eps, delta)-DP", quantities=(_DP, _DP_ADD))),
+                Parameter(delta, sp.And(delta > 0, delta < 1), "delta of (eps, delta)-DP",
+                          quantities=(_DP, _DP_ADD, _DP_SIGNED))),
     facts=frozenset({"add_remove", "poisson_subsampling"}),
     truths={_DP: lambda q, sigma, steps, delta: _composed_epsilon(q, sigma, steps, delta),
+            _DP_SIGNED: lambda q, sigma, steps, delta: _composed_epsilon(q, sigma, steps, delta, signed=True),
             _DP_ADD: lambda q, sigma, steps, delta: _composed_epsilon(q, sigma, steps, delta, one_sided=True)},
     method="privacy-loss distribution with a proven two-sided bracket (eps width 1e-2)",
     expensive=True,

@@ -39,7 +39,9 @@ def free_parameters(theorem: Theorem, app: Application) -> dict[str, sp.Symbol]:
         if isinstance(target, FromFamily):
             names |= set(fam.parameter_names(target.quantity))
     symbols = {p.name: p.symbol for p in fam.parameters if p.name in names}
-    symbols |= {s.name: s for s in theorem.symbols if s.name not in {p.name for p in fam.parameters}}
+    # a theorem symbol named like a family parameter the quantity does not need (alpha of an RDP-to-DP conversion on
+    # an eps(delta) truth) is the theorem's own: drawn from its assumptions
+    symbols |= {s.name: s for s in theorem.symbols if s.name not in names}
     return {k: v for k, v in sorted(symbols.items()) if k not in app.bind and k not in app.defaults}
 
 
@@ -232,6 +234,14 @@ def _within(integer: bool, lo: float, hi: float, lo_strict: bool, hi_strict: boo
     return lo + w * max(1.0, abs(lo))
 
 
+def _says_integer(cond: sp.Basic, x: sp.Symbol) -> bool:
+    """cond is x = floor(x) (or x = ceiling(x)), the catalog's way of asking for an integer order."""
+    if not isinstance(cond, sp.Eq):
+        return False
+    sides = {cond.lhs, cond.rhs}
+    return x in sides and bool(sides & {sp.floor(x), sp.ceiling(x)})
+
+
 def point_strategy(theorem: Theorem, app: Application) -> st.SearchStrategy[dict[str, float]]:
     """Points (name -> value) for the free parameters of `theorem` on `app.family`, mostly inside its
     assumptions; points that still break one are rejected by the caller's check."""
@@ -239,7 +249,8 @@ def point_strategy(theorem: Theorem, app: Application) -> st.SearchStrategy[dict
     dependent = [x for x in order if deps.get(x) and x not in pins]
     # integers: by the symbol's facts, or by the family (alpha is real in general, an integer on a series family)
     integer = {x for x, sym in free.items() if sym.is_integer} | {
-        p.name for p in get_family(app.family).parameters if p.integer and p.name in free}
+        p.name for p in get_family(app.family).parameters if p.integer and p.name in free} | {
+        x for x, sym in free.items() if any(_says_integer(c, sym) for c in conditions(theorem, app))}
     fixed: dict[str, st.SearchStrategy] = {}
     for x, sym in free.items():
         if x in pins:

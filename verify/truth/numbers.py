@@ -164,19 +164,27 @@ def to_mpf(x: Any) -> mpmath.mpf:
     return mpmath.mpf(x)
 
 
-def decreasing_root(f: Callable[[Any], tuple[Any, Any]], target: Any, tol: Any = None) -> mpmath.mpf:
-    """The smallest e >= 0 with delta(e) <= target, for delta non-increasing; f(e) = (delta(e), delta'(e)), mpmath.
+def decreasing_root(f: Callable[[Any], tuple[Any, Any]], target: Any, tol: Any = None, floor: Any = 0) -> mpmath.mpf:
+    """The smallest e >= floor (0 or below) with delta(e) <= target, for delta non-increasing; f(e) = (delta(e),
+    delta'(e)), mpmath. A `floor` < 0 (a signed eps(delta)) must have delta(floor) >= target, e.g. floor =
+    log(1 - target) for a hockey stick, which is >= 1 - e^e.
 
     Doubling finds a bracket [lo, hi]; Newton steps on log delta - log target (a few iterations even where delta is
     tiny) stay inside it, bisection otherwise; once the steps settle, a probe just past the root closes the bracket.
-    Returns hi, the end with delta(hi) <= target, once hi - lo <= tol * max(1, hi) (default 2^-80, far below the
+    Returns hi, the end with delta(hi) <= target, once hi - lo <= tol * max(1, |hi|) (default 2^-80, far below the
     float the truths report, or 2^(8 - working precision) where that is coarser)."""
     tol = mpmath.mpf(2) ** max(-80, 8 - mpmath.mp.prec) if tol is None else tol
+    floor = mpmath.mpf(floor)
     if f(mpmath.mpf(0))[0] <= target:
-        return mpmath.mpf(0)
-    lo, hi = mpmath.mpf(0), mpmath.mpf(1)
-    while f(hi)[0] > target:
-        lo, hi = hi, 2 * hi
+        if floor >= 0:
+            return mpmath.mpf(0)
+        if f(floor)[0] <= target:
+            return floor
+        lo, hi = floor, mpmath.mpf(0)
+    else:
+        lo, hi = mpmath.mpf(0), mpmath.mpf(1)
+        while f(hi)[0] > target:
+            lo, hi = hi, 2 * hi
     x, log_target = (lo + hi) / 2, mpmath.log(target)
     for _ in range(4 * mpmath.mp.prec + 400):
         d, slope = f(x)
@@ -184,7 +192,7 @@ def decreasing_root(f: Callable[[Any], tuple[Any, Any]], target: Any, tol: Any =
             hi = x
         else:
             lo = x
-        if hi - lo <= tol * max(1, hi):
+        if hi - lo <= tol * max(1, abs(hi)):
             return hi
         step = x - (mpmath.log(d) - log_target) * d / slope if d > 0 and slope < 0 else None
         if step is None or not lo < step < hi:
@@ -197,15 +205,15 @@ def decreasing_root(f: Callable[[Any], tuple[Any, Any]], target: Any, tol: Any =
     raise ArithmeticError(f"no root of delta(eps) = {mpmath.nstr(target, 5)} found in [{lo}, {hi}]")
 
 
-def enclose_decreasing_root(f: Callable[[Any], Any], target: Any, guess: Callable[[], Any]) -> Any:
-    """A ball containing the smallest e >= 0 with f(e) <= target, for f non-increasing, evaluated in Arb.
+def enclose_decreasing_root(f: Callable[[Any], Any], target: Any, guess: Callable[[], Any], floor: float = 0.0) -> Any:
+    """A ball containing the smallest e >= floor with f(e) <= target, for f non-increasing, evaluated in Arb.
 
     `guess()` gives the root in mpmath; the ball is [lo, hi] around it with f(lo) > target and f(hi) <= target
-    proven (or [0, 0] when f(0) <= target is proven).
+    proven (or [floor, floor] when f(floor) <= target is proven).
     """
     target = ARB.mpf(target)
-    if f(arb(0)) <= target:
-        return arb(0)
+    if f(arb(floor)) <= target:
+        return arb(floor)
     token = _current.set(MP)  # the guess is a float-precision mpmath computation
     try:
         with mpmath.workdps(40):
@@ -213,7 +221,8 @@ def enclose_decreasing_root(f: Callable[[Any], Any], target: Any, guess: Callabl
     finally:
         _current.reset(token)
     for rel in (1e-14, 1e-11, 1e-8, 1e-5):
-        lo, hi = max(e * (1 - rel) - rel * 1e-300, 0.0), e * (1 + rel) + 1e-300
+        pad = rel * abs(e) + rel * 1e-300
+        lo, hi = max(e - pad, floor), e + pad + 1e-300
         if f(arb(lo)) > target and f(arb(hi)) <= target:
             return arb(lo).union(arb(hi))
     raise NotEnclosable(f"could not bracket the root near {e!r} rigorously")

@@ -296,12 +296,12 @@ def sgm_composed_delta(eps: float, q: float, sigma: float, steps: int, *, one_si
     return _bracket(max(c.lower(eps) for c in comps), max(c.upper(eps) for c in comps), comps)
 
 
-def _eps_upper(c: _Composed, delta: float) -> float:
-    """an eps >= 0 with c.upper(eps) <= delta, close to the smallest; inf when none."""
+def _eps_upper(c: _Composed, delta: float, floor: float = 0.0) -> float:
+    """an eps >= floor with c.upper(eps) <= delta, close to the smallest; inf when none."""
     e = c.solve(delta - c.rest - c.budget - c.slack)
     if e == math.inf:
         return math.inf
-    eps = max(0.0, e + c.steps * c.eta)
+    eps = max(floor, e + c.steps * c.eta)
     for i in range(200):
         if c.upper(eps) <= delta:
             return eps
@@ -309,26 +309,30 @@ def _eps_upper(c: _Composed, delta: float) -> float:
     return math.inf
 
 
-def _eps_lower(c: _Composed, delta: float) -> float:
-    """an eps >= 0 with delta_true(e) > delta for every e < eps (c.lower(eps) > delta or eps = 0)."""
+def _eps_lower(c: _Composed, delta: float, floor: float = 0.0) -> float:
+    """an eps >= floor with delta_true(e) > delta for every e < eps (c.lower(eps) > delta or eps = floor)."""
     e = c.solve(delta + c.budget + c.slack)
     eps = e - c.steps * (c.eta + c.h)
     for i in range(200):
-        if eps <= 0:
-            return 0.0
+        if eps <= floor:
+            return floor
         if c.lower(eps) > delta:
             return eps
         eps -= (abs(eps) * 1e-12 + 1e-15) * 2.0**i
-    return 0.0
+    return floor
 
 
 def sgm_composed_epsilon(delta: float, q: float, sigma: float, steps: int, *, one_sided: bool = False,
-                         eps_tolerance: float = 1e-2) -> PLDBracket:
+                         eps_tolerance: float = 1e-2, signed: bool = False) -> PLDBracket:
     """bracket [lower, upper] on the smallest eps >= 0 with delta_true(eps) <= delta: upper = an eps whose delta
     upper bound is <= delta (the smallest up to rounding), lower = one below which the delta lower bound exceeds
-    delta; both from the cached composed PLDs, solved exactly on each grid cell (inf when no finite eps)."""
+    delta; both from the cached composed PLDs, solved exactly on each grid cell (inf when no finite eps).
+    `signed`: the smallest real eps (negative where delta exceeds the total variation), at least log(1 - delta)
+    since every hockey stick is >= 1 - e^eps."""
     steps = _check(None, q, sigma, steps, eps_tolerance)
     if not 0 < delta < 1:
         raise ParameterError(f"delta must lie in (0, 1), got {delta}")
+    floor = math.nextafter(math.log1p(-delta), -math.inf) if signed else 0.0
     comps = _orders(q, sigma, steps, one_sided, eps_tolerance)
-    return _bracket(max(_eps_lower(c, delta) for c in comps), max(_eps_upper(c, delta) for c in comps), comps)
+    return _bracket(max(_eps_lower(c, delta, floor) for c in comps), max(_eps_upper(c, delta, floor) for c in comps),
+                    comps)

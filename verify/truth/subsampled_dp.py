@@ -7,6 +7,8 @@ delta(eps) = sup_S P(S) - e^eps Q(S) is attained on a half line and has a closed
 
 from __future__ import annotations
 
+import math
+
 import mpmath
 
 from verify.errors import ParameterError
@@ -57,19 +59,33 @@ def sgm_delta_add(eps, q, sigma) -> mpmath.mpf:
     return num().maximum(d_pq, num().mpf(0))
 
 
-def sgm_dp_epsilon(delta, q, sigma, one_sided: bool = False) -> mpmath.mpf:
+def sgm_dp_epsilon(delta, q, sigma, one_sided: bool = False, signed: bool = False) -> mpmath.mpf:
     """Smallest eps >= 0 with sgm_delta(eps) <= delta (verify.truth.numbers.decreasing_root, the slope of the larger
     order; in Arb numbers: a rigorous bracket around that root, delta(eps) being non-increasing). `one_sided`: the
-    P || Q order only (sgm_delta_add), the direction of a claim P(M(D u x*) in S) <= e^eps P(M(D) in S) + delta."""
+    P || Q order only (sgm_delta_add), the direction of a claim P(M(D u x*) in S) <= e^eps P(M(D) in S) + delta.
+    `signed`: the smallest real eps, negative where delta exceeds delta(0) (the total variation); it is at least
+    log(1 - delta), since every hockey stick is >= 1 - e^eps."""
     if num().rigorous:
         delta_of = sgm_delta_add if one_sided else sgm_delta
-        return enclose_decreasing_root(lambda e: delta_of(e, q, sigma), delta,
-                                       lambda: sgm_dp_epsilon(to_mpf(delta), to_mpf(q), to_mpf(sigma), one_sided))
+        floor = float(mpmath.log1p(-to_mpf(delta))) if signed else 0.0  # rounding only makes the floor looser
+        floor = math.nextafter(floor, -math.inf) if signed else floor
+        return enclose_decreasing_root(lambda e: _signed(delta_of, e, q, sigma, signed), delta,
+                                       lambda: sgm_dp_epsilon(to_mpf(delta), to_mpf(q), to_mpf(sigma), one_sided,
+                                                              signed), floor)
     delta = mpmath.mpf(delta)
     if not 0 < delta < 1:
         raise ParameterError(f"delta must lie in (0, 1), got {float(delta)}")
     if not 0 < q <= 1:
         raise ParameterError(f"sampling rate q must lie in (0, 1], got {float(q)}")
+    floor = mpmath.log1p(-delta) if signed else 0
     if one_sided:
-        return decreasing_root(lambda e: _orders(e, q, sigma)[0], delta)
-    return decreasing_root(lambda e: max(_orders(e, q, sigma)), delta)
+        return decreasing_root(lambda e: _orders(e, q, sigma)[0], delta, floor=floor)
+    return decreasing_root(lambda e: max(_orders(e, q, sigma)), delta, floor=floor)
+
+
+def _signed(delta_of, eps, q, sigma, signed: bool):
+    """delta_of(eps) without its floor at 0 where eps may be negative (there the hockey stick is >= 1 - e^eps > 0)."""
+    if not signed:
+        return delta_of(eps, q, sigma)
+    (d_pq, _), (d_qp, _) = _orders(eps, q, sigma)
+    return d_pq if delta_of is sgm_delta_add else num().maximum(d_pq, d_qp)
