@@ -235,11 +235,12 @@ class SearchSummary:
     undefined: int = 0
     capped: int = 0
     failed: int = 0
+    uncertified: int = 0
 
     def to_dict(self) -> dict:
         return {"examples": self.examples, "tried": self.tried, "checked": self.checked, "excluded": self.excluded,
-                "undefined": self.undefined, "capped": self.capped, "failed": self.failed, "seed": self.seed,
-                "found": self.found}
+                "undefined": self.undefined, "capped": self.capped, "failed": self.failed,
+                "uncertified": self.uncertified, "seed": self.seed, "found": self.found}
 
 
 @dataclass(frozen=True)

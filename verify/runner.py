@@ -298,5 +298,6 @@ def falsify_application(theorem: Theorem, app: Application, result: ApplicationR
     if result.errors and verdict is Verdict.HOLDS:
         verdict = Verdict.INCONCLUSIVE
     summary = SearchSummary(examples, seed, found is not None, outcome.tried, outcome.checked,
-                            sum(outcome.excluded.values()), outcome.undefined, outcome.capped, outcome.failed)
+                            sum(outcome.excluded.values()), outcome.undefined, outcome.capped, outcome.failed,
+                            outcome.uncertified)
     return dataclasses.replace(result, points=points, verdict=verdict, search=summary)

@@ -7,7 +7,7 @@ import json
 import re
 
 from verify.reporting.progress import ProgressBar
-from verify.reporting.view import fmt
+from verify.reporting.view import falsifier_text, fmt
 
 
 def test_summary_table_lists_every_selected_id(small_report, small_results):
@@ -97,3 +97,21 @@ def test_progress_bar_only_on_a_terminal():
     quiet = Tty()
     ProgressBar(quiet, enabled=False)("checks", "x", 1, 2)
     assert quiet.getvalue() == ""
+
+
+def test_the_falsifier_line_says_what_the_search_checked():
+    base = {"examples": 10, "tried": 10, "excluded": 0, "undefined": 0, "capped": 0, "failed": 0, "seed": 0}
+    nothing = falsifier_text({"falsifier": {**base, "checked": 0, "excluded": 10, "found": False}})
+    assert nothing.startswith("checked no point") and "10 outside the assumptions" in nothing
+    some = falsifier_text({"falsifier": {**base, "checked": 7, "uncertified": 3, "found": False}})
+    assert some.startswith("no violation in 7 points checked") and "3 violated in floating point" in some
+    assert falsifier_text({"falsifier": {**base, "checked": 4, "found": True}}).startswith("found a certified")
+    assert falsifier_text({"falsifier": None}) == ""
+
+
+def test_reports_show_the_falsifier(small_report, small_results):
+    searched = [r for r in small_results["results"] if r.get("falsifier")]
+    assert searched
+    markdown, html = (small_report / "report.md").read_text(), (small_report / "index.html").read_text()
+    assert markdown.count("**Falsifier**") == len(searched)
+    assert html.count("<dt>falsifier</dt>") == len(searched)

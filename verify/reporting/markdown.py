@@ -55,6 +55,8 @@ def _section(r: Mapping) -> list[str]:
     counts = ", ".join(f"{n} {k}" for k, n in r["counts"].items() if n)
     out += ["", f"**Result**: {r['n_points']} points checked ({counts or 'none'}), {r['n_skipped']} skipped, "
                 f"{r['n_errors']} errors; bound/truth {r['tightness']}; {fmt(r['seconds'], 3)} s."]
+    if r["falsifier_text"]:
+        out += ["", f"**Falsifier**: {r['falsifier_text']}."]
     if r["counterexample_rows"]:
         out += ["", "**Counterexample** (the worst grid point):", ""]
         out += _table(["", ""], [[k, v] for k, v in r["counterexample_rows"]])

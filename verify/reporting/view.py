@@ -108,6 +108,23 @@ def point_rows(p: Mapping) -> list[tuple[str, str]]:
     return rows
 
 
+def falsifier_text(r: Mapping) -> str:
+    """What the falsifier did beside the grid, in words; a search that checked nothing says so ('' when none ran)."""
+    f = r.get("falsifier")
+    if not f:
+        return ""
+    others = [(f.get("excluded", 0), "outside the assumptions"), (f.get("undefined", 0), "bound undefined"),
+              (f.get("capped", 0), "over a time/memory cap"), (f.get("failed", 0), "truth failed"),
+              (f.get("uncertified", 0), "violated in floating point, not certifiable")]
+    detail = ", ".join(f"{n} {why}" for n, why in others if n)
+    tried = f"{f['tried']} tried" + (f": {detail}" if detail else "")
+    if f.get("found"):
+        return f"found a certified violation ({f['checked']} points checked, {tried}; seed {f['seed']})"
+    if not f["checked"]:
+        return f"checked no point ({tried}; seed {f['seed']}): no evidence from the search"
+    return f"no violation in {f['checked']} points checked ({tried}; seed {f['seed']})"
+
+
 def anchors(results: Sequence[Mapping]) -> list[str]:
     """The anchor of each result: its id, with the family where an id appears more than once."""
     ids = [r["id"] for r in results]
@@ -125,6 +142,7 @@ def build_view(data: Mapping, sweeps: Mapping[str, Sequence[Mapping]] | None = N
         r = {**r, "sweeps": sweeps.get(a, [])}
         item = {**r, "anchor": a, "verdict_class": VERDICT_CLASS.get(r["verdict"], "error"),
                 "tightness": tightness(r), "counterexample_text": counterexample(r),
+                "falsifier_text": falsifier_text(r),
                 "direction_label": DIRECTION_LABEL.get(r["direction"], r["direction"]),
                 "quantity_label": QUANTITY_LABEL.get(r["quantity"], r["quantity"]),
                 "other_exclusions": other_exclusions(r), "sweep_exclusions": sweep_exclusions(r),
