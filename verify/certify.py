@@ -37,6 +37,7 @@ import mpmath
 import sympy as sp
 
 from verify import symbols as _symbols
+from verify.bounds import FiniteSum, RangeMin, integer_range
 from verify.errors import ParameterError, UnknownIdError, VerifyError
 from verify.model import PRECISION_DPS, evaluate
 from verify.parsing import ALLOWED_CONSTANTS, ALLOWED_FUNCTIONS, PARSER_NAMES, parse_expression
@@ -329,6 +330,8 @@ def _translate_node(e: sp.Expr) -> Compiled:
         return _unary(_decreasing(_DECREASING[f]), _translate(e.args[0]))
     if f in _BALL and len(e.args) == 1:
         return _unary(_ball(_BALL[f]), _translate(e.args[0]))
+    if isinstance(e, (FiniteSum, RangeMin)):
+        return _over_range(e)
     if f is sp.Abs:
         return _unary(_abs, _translate(e.args[0]))
     if f is sp.Max:
@@ -358,6 +361,31 @@ def _translate_node(e: sp.Expr) -> Compiled:
                          "+ - * /, powers, exp, log, sqrt, erf, erfc, Abs, Max, Min, gamma, loggamma, factorial, "
                          "binomial, harmonic, digamma, LambertW, sin, cos, tan, atan, sinh, cosh, tanh, asinh, "
                          "floor, ceiling, pi, E")
+
+
+def _over_range(e: FiniteSum | RangeMin) -> Compiled:
+    """A finite sum or a min over an integer range whose ends are fixed (point intervals) where it is evaluated."""
+    (k, lo, hi), = e.limits
+    body, lo_c, hi_c = _translate(e.function), _translate(lo), _translate(hi)
+    reduce = _add if isinstance(e, FiniteSum) else _min
+
+    def end(x: Interval) -> int:
+        if not (_is_point(x) and x[0].is_exact() and x[0].is_integer()):
+            raise ParameterError(f"the range of '{sp.sstr(e)}' must be fixed integers where it is evaluated")
+        return int(x[0].unique_fmpz())
+
+    def run(env: Env) -> Interval:
+        terms = integer_range(end(lo_c(env)), end(hi_c(env)))
+        if not terms:
+            if isinstance(e, FiniteSum):
+                return _point(arb(0))
+            raise ParameterError(f"'{sp.sstr(e)}' is a min over an empty range")
+        acc = None
+        for j in terms:
+            term = body({**env, k.name: _point(arb(j))})
+            acc = term if acc is None else reduce(acc, term)
+        return acc
+    return run
 
 
 @lru_cache(maxsize=512)

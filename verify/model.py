@@ -18,6 +18,7 @@ import mpmath
 import sympy as sp
 from sympy.codegen.rewriting import expm1_opt, log1p_opt, optimize
 
+from verify.bounds import HELPERS
 from verify.errors import AssumptionError, ParameterError
 from verify.results import Truth, Verdict
 
@@ -77,7 +78,7 @@ def _compile(expr: sp.Expr) -> tuple[tuple[str, ...], Callable]:
     that a tiny x (e.g. a bound's exp(-c eta K) with c ~ 1e-60) does not cancel to 0 at PRECISION_DPS digits."""
     symbols = sorted(expr.free_symbols, key=str)
     stable = optimize(expr, [expm1_opt, log1p_opt]) if isinstance(expr, sp.Expr) else expr
-    return tuple(s.name for s in symbols), sp.lambdify(symbols, stable, modules="mpmath")
+    return tuple(s.name for s in symbols), sp.lambdify(symbols, stable, modules=[HELPERS, "mpmath"])
 
 
 def evaluate(expr: sp.Expr, values: Mapping[str, float]) -> mpmath.mpf:
@@ -100,7 +101,8 @@ def _float_side(expr: sp.Basic, values: Mapping[str, float]) -> float | None:
     if expr not in _FLOAT_CACHE:
         try:
             symbols = sorted(expr.free_symbols, key=str)
-            _FLOAT_CACHE[expr] = (tuple(s.name for s in symbols), sp.lambdify(symbols, expr, modules="math"))
+            _FLOAT_CACHE[expr] = (tuple(s.name for s in symbols),
+                                  sp.lambdify(symbols, expr, modules=[HELPERS, "math"]))
         except Exception:  # noqa: BLE001 - no float form: always use mpmath
             _FLOAT_CACHE[expr] = None
     compiled = _FLOAT_CACHE[expr]

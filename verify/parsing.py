@@ -12,12 +12,17 @@ from typing import Any
 
 import sympy as sp
 
+from verify.bounds import FiniteSum, RangeMin, index_symbol
 from verify.errors import ParameterError
 
 ALLOWED_FUNCTIONS: dict[str, Any] = {
     "exp": sp.exp, "log": sp.log, "sqrt": sp.sqrt, "erf": sp.erf, "erfc": sp.erfc, "Abs": sp.Abs, "Max": sp.Max,
-    "Min": sp.Min, "binomial": sp.binomial, "harmonic": sp.harmonic, "tanh": sp.tanh,
+    "Min": sp.Min, "binomial": sp.binomial, "harmonic": sp.harmonic, "tanh": sp.tanh, "floor": sp.floor,
+    "ceiling": sp.ceiling,
+    "Sum": lambda body, k, lo, hi: FiniteSum(body, (k, lo, hi)),
+    "MinOver": lambda body, k, lo, hi: RangeMin(body, (k, lo, hi)),
 }
+RANGE_FUNCTIONS = ("Sum", "MinOver")  # f(body, k, lo, hi): k is an integer index bound by the call
 ALLOWED_CONSTANTS: dict[str, Any] = {"pi": sp.pi, "E": sp.E}
 PARSER_NAMES: dict[str, Any] = {"Rational": sp.Rational, "Integer": sp.Integer, "Float": sp.Float,
                                  "Symbol": sp.Symbol}
@@ -91,6 +96,8 @@ def _check_ast(node: ast.AST, names: set[str], condition: bool, what: str) -> No
             fail(f"call of '{shown}' is not allowed; functions: {', '.join(sorted(ALLOWED_FUNCTIONS))}")
         if node.keywords:
             fail("keyword arguments are not allowed")
+        if node.func.id in RANGE_FUNCTIONS:
+            return _check_range_call(node, names, condition, what)
         for a in node.args:
             if isinstance(a, ast.Starred):
                 fail("starred arguments are not allowed")
@@ -99,6 +106,27 @@ def _check_ast(node: ast.AST, names: set[str], condition: bool, what: str) -> No
     fail(f"{type(node).__name__} is not allowed (only arithmetic on numbers, symbols and "
          f"{', '.join(sorted(ALLOWED_FUNCTIONS))})")
     return None
+
+
+def _check_range_call(node: ast.Call, names: set[str], condition: bool, what: str) -> None:
+    """Sum(body, k, lo, hi) / MinOver(body, k, lo, hi): k a fresh index name, bound in the body only."""
+    fn = node.func.id
+    if len(node.args) != 4 or not isinstance(node.args[1], ast.Name):
+        raise ParameterError(f"{what}: {fn} takes (body, k, lo, hi) with k a new index name, e.g. "
+                             f"{fn}(1/k**2, k, 1, K)")
+    index = node.args[1].id
+    if index in names:
+        raise ParameterError(f"{what}: the index '{index}' of {fn} is already a symbol or a function; use another "
+                             "name")
+    _check_ast(node.args[0], names | {index}, condition, what)
+    _check_ast(node.args[2], names, condition, what)
+    return _check_ast(node.args[3], names, condition, what)
+
+
+def _range_indices(tree: ast.AST) -> dict[str, sp.Symbol]:
+    return {n.args[1].id: index_symbol(n.args[1].id) for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in RANGE_FUNCTIONS
+            and len(n.args) == 4 and isinstance(n.args[1], ast.Name)}
 
 
 def parse_expression(text: str, symbols: Mapping[str, sp.Symbol], *, condition: bool = False,
@@ -117,7 +145,7 @@ def parse_expression(text: str, symbols: Mapping[str, sp.Symbol], *, condition: 
     allowed = set(symbols) | set(ALLOWED_FUNCTIONS) | set(ALLOWED_CONSTANTS)
     _check_ast(tree, allowed, condition, what)
     global_dict = {"__builtins__": {}, **ALLOWED_FUNCTIONS, **ALLOWED_CONSTANTS, **PARSER_NAMES}
-    local_dict = dict(symbols)
+    local_dict = {**_range_indices(tree), **symbols}
     try:
         out = parse_expr(text.strip(), local_dict=local_dict, global_dict=global_dict,
                          transformations=(auto_number, convert_xor), evaluate=True)

@@ -1,0 +1,98 @@
+"""The bound language beyond SymPy's elementary functions: a finite sum and a minimum over an integer range.
+
+`FiniteSum(body, (k, lo, hi))` is sum_{k = lo}^{hi} body and `RangeMin(body, (k, lo, hi))` is min_{lo <= k <= hi} body,
+with lo and hi integer-valued expressions of the bound's symbols (e.g. min over the split point t of a composition,
+`RangeMin(t*a + (K - t)*b, (t, 1, K))`). Both evaluate term by term in mpmath (the checker), in floats (the fast
+filter) and in Arb intervals (verify.certify, for the rigorous fallback): the range must be fixed at the point, and
+at most MAX_TERMS long. Users write them as `Sum(body, k, lo, hi)` and `MinOver(body, k, lo, hi)` (verify.parsing).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import sympy as sp
+from sympy.concrete.expr_with_limits import ExprWithLimits
+
+from verify.errors import ParameterError
+
+MAX_TERMS = 100_000
+
+
+def integer_range(lo: Any, hi: Any) -> range:
+    """range(lo, hi + 1) for integer-valued lo, hi (mpmath, float or int); a ParameterError otherwise."""
+    ends = []
+    for name, v in (("lower", lo), ("upper", hi)):
+        x = float(v)
+        if not math.isfinite(x) or x != math.floor(x):
+            raise ParameterError(f"the {name} end of a sum or min range must be an integer, got {v}")
+        ends.append(int(x))
+    if ends[1] - ends[0] + 1 > MAX_TERMS:
+        raise ParameterError(f"a sum or min range has {ends[1] - ends[0] + 1} terms, more than {MAX_TERMS}")
+    return range(ends[0], ends[1] + 1)
+
+
+def _range_min(values: Any) -> Any:
+    values = list(values)
+    if not values:
+        raise ParameterError("a min over an empty integer range")
+    return min(values)
+
+
+def _range_sum(values: Any) -> Any:
+    return sum(values, 0)
+
+
+HELPERS = {"_verify_range": integer_range, "_verify_min": _range_min, "_verify_sum": _range_sum}
+"""The names the lambdified code of these classes calls (verify.model passes them to lambdify)."""
+
+
+class _OverRange:
+    """Printing for lambdify: a generator over the validated integer range, reduced by a helper."""
+
+    _reduce = ""
+
+    def _code(self, printer: Any) -> str:
+        (k, lo, hi), = self.limits
+        return (f"{self._reduce}(({printer._print(self.function)}) for {printer._print(k)} in "
+                f"_verify_range({printer._print(lo)}, {printer._print(hi)}))")
+
+    def _mpmathcode(self, printer: Any) -> str:
+        return self._code(printer)
+
+    def _pythoncode(self, printer: Any) -> str:
+        return self._code(printer)
+
+    def _lambdacode(self, printer: Any) -> str:
+        return self._code(printer)
+
+    def _numpycode(self, printer: Any) -> str:
+        return self._code(printer)
+
+
+class FiniteSum(_OverRange, sp.Sum):
+    """sum_{k = lo}^{hi} body, k an integer index."""
+
+    _reduce = "_verify_sum"
+
+
+class RangeMin(_OverRange, ExprWithLimits):
+    """min_{lo <= k <= hi} body, k an integer index."""
+
+    _reduce = "_verify_min"
+    is_commutative = True
+
+    def _eval_is_real(self) -> bool | None:
+        return self.function.is_real
+
+    def _eval_is_positive(self) -> bool | None:
+        return self.function.is_positive
+
+    def _eval_is_nonnegative(self) -> bool | None:
+        return self.function.is_nonnegative
+
+
+def index_symbol(name: str) -> sp.Symbol:
+    """The integer index of a sum or min range."""
+    return sp.Symbol(name, integer=True)
