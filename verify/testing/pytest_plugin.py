@@ -1,0 +1,91 @@
+"""A pytest plugin (entry point `pytest11`): a researcher's own test suite gets verify's falsifier and catalog as
+fixtures, and a bound that fails shows its shrunk, certified counterexample in pytest's report.
+
+    def test_my_bound(assert_bound_holds):
+        assert_bound_holds("alpha*S**2*eta*K/(2*n**2*sigma**2)", "noisy_gd_quadratic")
+
+    def test_my_family(verify_register, assert_bound_holds):
+        verify_register(MY_FAMILY)            # registered for this test only
+        assert_bound_holds("...", MY_FAMILY.name)
+
+Options: --verify-seed N (default 0), --verify-max-examples N (default 2000), --verify-budget SECONDS (default 60).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+
+import verify.families as families
+from verify.catalog import CATALOG
+from verify.model import Family, Theorem
+from verify.testing.falsify import Counterexample, falsify
+
+
+class BoundViolated(AssertionError):
+    """A bound refuted by the falsifier: carries the certified counterexample."""
+
+    def __init__(self, counterexample: Counterexample):
+        super().__init__(str(counterexample))
+        self.counterexample = counterexample
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("verify", "verify: falsify DP bounds")
+    group.addoption("--verify-seed", type=int, default=0, help="seed of every search (default 0)")
+    group.addoption("--verify-max-examples", type=int, default=2000, help="points per search (default 2000)")
+    group.addoption("--verify-budget", type=float, default=60.0, help="seconds per search (default 60)")
+
+
+@pytest.fixture
+def assert_bound_holds(request: pytest.FixtureRequest) -> Callable[..., None]:
+    """assert_bound_holds(bound, family, side="upper", **falsify_options): raises BoundViolated (an AssertionError)
+    with the certified counterexample, or NothingChecked when too few points could be checked."""
+    config = request.config
+    defaults = {"seed": config.getoption("verify_seed"), "max_examples": config.getoption("verify_max_examples"),
+                "budget_s": config.getoption("verify_budget")}
+
+    def check(bound, family: str, side: str = "upper", **options) -> None:
+        found = falsify(bound, family, side, **{**defaults, **options})
+        if found is not None:
+            raise BoundViolated(found)
+
+    return check
+
+
+@pytest.fixture(scope="session")
+def verify_catalog() -> dict[str, Theorem]:
+    """Every catalog entry by id."""
+    return dict(CATALOG)
+
+
+@pytest.fixture
+def verify_register() -> Iterator[Callable[..., tuple[Family, ...]]]:
+    """verify_register(*families): make families known for the duration of one test."""
+    added: list[str] = []
+
+    def register(*fams: Family) -> tuple[Family, ...]:
+        new = [f.name for f in fams if f.name not in families.FAMILIES]
+        families.register(*fams)
+        added.extend(new)
+        return fams
+
+    yield register
+    for name in added:
+        families.FAMILIES.pop(name, None)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    report = outcome.get_result()
+    if call.excinfo is not None and isinstance(call.excinfo.value, BoundViolated):
+        found = call.excinfo.value.counterexample
+        cert = found.result.certificate
+        lines = [str(found)]
+        if cert is not None:
+            lines.append(f"  certified {cert.verdict.value}: truth in [{cert.truth_lower}, {cert.truth_upper}] "
+                         f"({cert.method}), bound in [{cert.bound_lower}, {cert.bound_upper}], "
+                         f"{cert.precision_bits}-bit Arb")
+        report.sections.append(("verify counterexample", "\n".join(lines)))
