@@ -17,6 +17,7 @@ from verify import exitcodes
 from verify.api import check
 from verify.catalog import select
 from verify.certify import main_certify
+from verify.conventions import CONVENTIONS
 from verify.errors import ParameterError, VerifyError
 from verify.families import FAMILIES, family, load_entry_points, load_plugin
 from verify.reporting.columns import dump_results
@@ -182,7 +183,7 @@ def cmd_falsify(args: argparse.Namespace) -> int:
                              f"parameters: {', '.join(sorted(known))})")
     outcome = falsify_outcome(args.bound, args.family, args.side, args.assume, budget_s=args.budget, seed=args.seed,
                               quantity=args.quantity, bind=dict(args.bind), defaults=fixed,
-                              max_examples=args.max_examples)
+                              max_examples=args.max_examples, conventions=args.convention)
     if args.json:
         print(json.dumps(json_safe(outcome.to_dict()), indent=2))
     require_checked(outcome, needed)
@@ -267,6 +268,9 @@ def build_parser() -> argparse.ArgumentParser:
                         f"(default min({MIN_CHECKED}, --max-examples))")
     p.add_argument("--budget", type=_bounded(float, "--budget", 0, strict=True), default=60.0,
                    help="wall-clock cap in seconds on the whole search, shrinking included (default 60)")
+    p.add_argument("--convention", action="append", default=[], metavar="NAME",
+                   help="define symbols of the bound by a named convention, e.g. lipschitz_replace_one (L = S/2); "
+                        "`verify conventions` lists them (repeatable)")
     p.add_argument("--fix", action="append", default=[], type=_param, metavar="NAME=VALUE",
                    help="pin a family parameter at a value during the search (repeatable)")
     p.add_argument("--json", action="store_true")
@@ -278,10 +282,20 @@ def build_parser() -> argparse.ArgumentParser:
                        add_help=False)
     p.set_defaults(fn=None)  # dispatched in main(): its options belong to verify.certify
 
+    p = sub.add_parser("conventions", help="list the named conventions (--convention of falsify)")
+    p.set_defaults(fn=cmd_conventions)
+
     p = sub.add_parser("families", help="list the instance families and their parameters")
     _plugin_option(p)
     p.set_defaults(fn=cmd_families)
     return parser
+
+
+def cmd_conventions(args: argparse.Namespace) -> int:
+    for conv in CONVENTIONS.values():
+        defines = ", ".join(f"{k} = {v}" for k, v in conv.defines.items())
+        print(f"{conv.name:<24} {defines:<14} {conv.description}")
+    return 0
 
 
 def cmd_families(args: argparse.Namespace) -> int:

@@ -20,6 +20,7 @@ from hypothesis.errors import NoSuchExample, Unsatisfiable
 from hypothesis.internal.conjecture import providers as _providers
 
 from verify.checker import check_point
+from verify.conventions import convention_binds
 from verify.errors import (
     AssumptionError,
     NothingChecked,
@@ -249,8 +250,10 @@ def _round(theorem: Theorem, app: Application, point: dict[str, float]) -> dict[
 
 def user_theorem(bound: sp.Expr | str, family: str, side: str = "upper", *, quantity: Quantity | str | None = None,
                  extra_assumptions: Sequence[sp.Basic | str] = (), bind: Mapping[str, sp.Expr | str] | None = None,
-                 defaults: Mapping[str, sp.Expr | str] | None = None, name: str = "user.bound") -> Theorem:
-    """Wrap a user's bound as a catalog-like Theorem on `family` (strings are parsed safely)."""
+                 defaults: Mapping[str, sp.Expr | str] | None = None, name: str = "user.bound",
+                 conventions: Sequence[str] = ()) -> Theorem:
+    """Wrap a user's bound as a catalog-like Theorem on `family` (strings are parsed safely); `conventions` name
+    verify.conventions entries that define symbols of the bound (e.g. L = S/2 under replace-one)."""
     if not isinstance(side, str) or side not in SIDES:
         raise ParameterError(f"side must be one of {', '.join(SIDES)}, got '{side}'")
     fam = get_family(family)
@@ -261,6 +264,11 @@ def user_theorem(bound: sp.Expr | str, family: str, side: str = "upper", *, quan
     except ValueError:
         raise ParameterError(f"unknown quantity '{quantity}'; family {family} has "
                              f"{', '.join(q.value for q in fam.truths)}") from None
+    named = convention_binds(conventions, family, [p.name for p in fam.parameters])
+    both = sorted(set(named) & set(bind or {}))
+    if both:
+        raise ParameterError(f"{', '.join(both)} is defined by a convention and by --bind; keep one")
+    bind = {**named, **(bind or {})}
     clash = sorted(set(bind or {}) & {p.name for p in fam.parameters})
     if clash:
         raise ParameterError(f"--bind defines {', '.join(clash)}, which family {family} already has as a parameter; "
@@ -309,19 +317,21 @@ def _check_pinned(fam, pinned: Mapping[str, sp.Basic]) -> None:
 def falsify_outcome(bound: sp.Expr | str, family: str, side: str = "upper",
                     extra_assumptions: Sequence[sp.Basic | str] = (), budget_s: float = 10.0, seed: int = 0, *,
                     quantity: Quantity | str | None = None, bind: Mapping[str, sp.Expr | str] | None = None,
-                    defaults: Mapping[str, sp.Expr | str] | None = None, max_examples: int = 2000) -> SearchOutcome:
+                    defaults: Mapping[str, sp.Expr | str] | None = None, max_examples: int = 2000,
+                    conventions: Sequence[str] = ()) -> SearchOutcome:
     """Search `family`'s parameter space for a point where `bound` is on the wrong side of the truth; the full
     record of the search (points tried, checked, excluded and why, the counterexample if any)."""
     _validate(max_examples, budget_s, None)
     theorem = user_theorem(bound, family, side, quantity=quantity, extra_assumptions=extra_assumptions, bind=bind,
-                           defaults=defaults)
+                           defaults=defaults, conventions=conventions)
     return search_outcome(theorem, theorem.applications[0], max_examples=max_examples, budget_s=budget_s, seed=seed)
 
 
 def falsify(bound: sp.Expr | str, family: str, side: str = "upper", extra_assumptions: Sequence[sp.Basic | str] = (),
             budget_s: float = 10.0, seed: int = 0, *, quantity: Quantity | str | None = None,
             bind: Mapping[str, sp.Expr | str] | None = None, defaults: Mapping[str, sp.Expr | str] | None = None,
-            max_examples: int = 2000, min_checked: int | None = None) -> Counterexample | None:
+            max_examples: int = 2000, min_checked: int | None = None,
+            conventions: Sequence[str] = ()) -> Counterexample | None:
     """Search `family`'s parameter space for a point where `bound` is on the wrong side of the truth.
 
     Returns the shrunk, certified counterexample, or None when none was found among the points checked; raises
@@ -331,7 +341,7 @@ def falsify(bound: sp.Expr | str, family: str, side: str = "upper", extra_assump
     """
     needed = _validate(max_examples, budget_s, min_checked)
     outcome = falsify_outcome(bound, family, side, extra_assumptions, budget_s, seed, quantity=quantity, bind=bind,
-                              defaults=defaults, max_examples=max_examples)
+                              defaults=defaults, max_examples=max_examples, conventions=conventions)
     require_checked(outcome, needed)
     return outcome.counterexample
 
