@@ -19,6 +19,7 @@ from verify.catalog import select
 from verify.certify import main_certify
 from verify.conventions import CONVENTIONS
 from verify.errors import ParameterError, VerifyError
+from verify.executors import EXECUTORS
 from verify.families import FAMILIES, family, load_entry_points, load_plugin
 from verify.reporting.columns import dump_results
 from verify.results import Verdict
@@ -108,7 +109,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if target.is_symlink() or (target.exists() and not is_results_file(target)):
             raise ParameterError(f"--json {target} exists and is not a verify results file; verify never overwrites "
                                  "files it did not create")
-    outcome = run(args.only, progress, seed=args.seed, falsify=args.falsify, workers=args.workers)
+    outcome = run(args.only, progress, seed=args.seed, falsify=args.falsify, workers=args.workers,
+                  executor=args.executor, scheduler=args.scheduler)
     if not args.quiet and sys.stderr.isatty():
         print("\r" + " " * 72 + "\r", end="", file=sys.stderr)
     print(f"{'theorem':<44} {'family':<20} {'verdict':<12} {'expected':<12} {'points':>6} {'skip':>5} "
@@ -149,7 +151,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         previous = signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
     try:
         report = build_report(args.only, args.out, seed=args.seed, backend=args.backend, progress=bar,
-                              workers=args.workers, falsify=args.falsify)
+                              workers=args.workers, falsify=args.falsify, executor=args.executor,
+                              scheduler=args.scheduler)
     finally:
         bar.close()
         if main_thread:
@@ -162,6 +165,13 @@ def cmd_report(args: argparse.Namespace) -> int:
           f"{len(bad)} unexpected ({len(outcome.errors)} with errors)\nwrote {report.path}/index.html, report.md, "
           f"results.json")
     return 1 if bad else 0
+
+
+def _executor_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--executor", choices=EXECUTORS, default="local",
+                   help="where the checks run: local (forked processes, --workers) or dask (a LocalCluster of "
+                        "--workers processes, or the scheduler at --scheduler); the results do not depend on it")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler, e.g. tcp://head:8786")
 
 
 def _falsify_option(p: argparse.ArgumentParser) -> None:
@@ -234,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=_WORKERS, help="processes for the checks (default: one per CPU, up to 4; "
                                                    "the results do not depend on it)")
     _falsify_option(p)
+    _executor_options(p)
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(fn=cmd_run)
 
@@ -247,6 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_SEED, default=0, help="seed recorded with the run, for reproduction (default 0)")
     p.add_argument("--workers", type=_WORKERS, help="processes for the checks and figures (default: up to 4)")
     _falsify_option(p)
+    _executor_options(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(fn=cmd_report)
 

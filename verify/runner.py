@@ -13,19 +13,20 @@ import os
 import platform
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
-from multiprocessing import get_all_start_methods, get_context
 from pathlib import Path
 
 import sympy as sp
 
 from verify.backend import ENV_VAR, get_namespace
 from verify.catalog import companions, select
+from verify.catalog import theorem as catalog_theorem
 from verify.checker import ApplicationResult, SearchSummary, aggregate, check_application
+from verify.executors import check_executor, dask_executor, fork_executor
 from verify.families import family as get_family
 from verify.memo import shared_truths
 from verify.model import Application, FromFamily, Theorem
@@ -166,16 +167,6 @@ def result_dict(t: Theorem, r: ApplicationResult) -> dict:
             "points": point_columns(r.points, app.companions if app else ())}
 
 
-def fork_executor(workers: int | None, n_jobs: int, backend: str = "numpy") -> Executor | None:
-    """A pool of `workers` forked processes (default: up to 4, one per CPU), or None where forking is not worth
-    it or not safe: one worker or job, no fork on this platform, or the cupy backend (CUDA does not survive a
-    fork). Forked workers inherit the catalog and any state set before the first submit."""
-    workers = min(4, os.cpu_count() or 1) if workers is None else workers
-    if workers <= 1 or n_jobs < 2 or backend == "cupy" or "fork" not in get_all_start_methods():
-        return None
-    return ProcessPoolExecutor(max_workers=min(workers, n_jobs), mp_context=get_context("fork"))
-
-
 _JOBS: dict[str, Theorem] = {}  # the theorems of a parallel run, inherited by its forked workers
 
 
@@ -201,13 +192,15 @@ def use_backend(name: str):
 
 def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], None] | None = None, *,
         seed: int = 0, backend: str | None = None, workers: int | None = 1,
-        falsify: int = FALSIFY_EXAMPLES) -> RunResult:
+        falsify: int = FALSIFY_EXAMPLES, executor: str = "local", scheduler: str | None = None) -> RunResult:
     """Check the selected entries (all by default) over their default grids.
 
     `backend` is the array backend of the numerical kernels during the run (None: $VERIFY_BACKEND, else numpy);
     `seed` seeds the falsifier (`falsify` points per application beside the grid; 0 turns it off) and is recorded
     (sampling families take their own seed as a grid parameter).
-    `workers` > 1 (None: up to 4) checks entries in forked processes, with the same result as one worker.
+    `workers` > 1 (None: up to 4) checks entries in forked processes, with the same result as one worker;
+    `executor="dask"` sends them to a Dask LocalCluster of `workers` processes, or to the scheduler at `scheduler`
+    (verify.executors), with the same result again.
     `progress(theorem, i, total)` is called before each entry (one worker) or as entries finish.
     Each truth is computed once per process (verify.memo): entries on one family share a worker.
     """
@@ -216,18 +209,22 @@ def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], N
     theorems = select(list(selectors))
     jobs = [(t, i) for t in theorems for i in range(len(t.applications))]
     backend = str(backend or os.environ.get(ENV_VAR) or "numpy")
+    check_executor(executor, scheduler)
     with use_backend(backend):
         groups = family_groups(jobs, falsify)
-        pool = fork_executor(workers, len(groups), backend)
-        if pool is None:
+        if executor == "dask":
+            with dask_executor(scheduler, workers) as pool:
+                results = _run_parallel(pool, jobs, groups, progress, falsify, int(seed), backend)
+        elif (pool := fork_executor(workers, len(groups), backend)) is not None:
+            with pool:
+                results = _run_parallel(pool, jobs, groups, progress, falsify, int(seed), backend)
+        else:
             results = []
             with shared_truths():
                 for i, t in enumerate(theorems):
                     if progress:
                         progress(t, i, len(theorems))
                     results.extend(check_entry(t, app, falsify, int(seed)) for app in t.applications)
-        else:
-            results = _run_parallel(pool, jobs, groups, progress, falsify, int(seed))
     return RunResult(tuple(theorems), tuple(results), time.perf_counter() - start, int(seed), backend,
                      tuple(selectors), started)
 
@@ -248,32 +245,35 @@ def family_groups(jobs: Sequence[tuple[Theorem, int]], falsify: int = FALSIFY_EX
     return sorted(groups.values(), key=cost, reverse=True)
 
 
-def _check_group(keys: list[tuple[str, int]], falsify: int, seed: int) -> list[ApplicationResult]:
-    with shared_truths():
-        return [check_entry(_JOBS[tid], _JOBS[tid].applications[i], falsify, seed) for tid, i in keys]
+def _check_group(keys: list[tuple[str, int]], falsify: int, seed: int, backend: str) -> list[ApplicationResult]:
+    """One task: entries on one family, sharing their truths. A forked worker finds the theorems in _JOBS; a Dask
+    worker (a process of its own) in the catalog."""
+    with use_backend(backend), shared_truths():
+        found = [(_JOBS.get(tid) or catalog_theorem(tid), i) for tid, i in keys]
+        return [check_entry(t, t.applications[i], falsify, seed) for t, i in found]
 
 
 def _run_parallel(pool: Executor, jobs: list[tuple[Theorem, int]], groups: list[list[int]],
                   progress: Callable[[Theorem, int, int], None] | None, falsify: int,
-                  seed: int) -> list[ApplicationResult]:
+                  seed: int, backend: str) -> list[ApplicationResult]:
     _JOBS.clear()
     _JOBS.update((t.id, t) for t, _ in jobs)
     out: list[ApplicationResult | None] = [None] * len(jobs)
     done = 0
     try:
-        with pool:
-            futures = {pool.submit(_check_group, [(jobs[k][0].id, jobs[k][1]) for k in group], falsify, seed): group
-                       for group in groups}
-            try:
-                for future in as_completed(futures):
-                    for k, result in zip(futures[future], future.result(), strict=True):
-                        out[k] = result
-                        if progress:
-                            progress(jobs[k][0], done, len(jobs))
-                        done += 1
-            except BaseException:
-                pool.shutdown(wait=True, cancel_futures=True)  # do not finish the other entries first
-                raise
+        futures = {pool.submit(_check_group, [(jobs[k][0].id, jobs[k][1]) for k in group], falsify, seed,
+                               backend): group for group in groups}
+        try:
+            for future in as_completed(futures):
+                for k, result in zip(futures[future], future.result(), strict=True):
+                    out[k] = result
+                    if progress:
+                        progress(jobs[k][0], done, len(jobs))
+                    done += 1
+        except BaseException:
+            for future in futures:  # do not finish the other entries first
+                future.cancel()
+            raise
     finally:
         _JOBS.clear()
     return [r for r in out if r is not None]

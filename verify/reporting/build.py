@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from verify.errors import ParameterError
+from verify.executors import fork_executor
 from verify.model import Theorem
 from verify.reporting.columns import dump_results
 from verify.reporting.html import copy_static, render_html
@@ -29,7 +30,6 @@ from verify.runner import (
     FALSIFY_EXAMPLES,
     SCHEMA_VERSION,
     RunResult,
-    fork_executor,
     is_results_file,
     json_safe,
     run,
@@ -224,12 +224,14 @@ def _our_note(note: Path, root: Path) -> bool:
 
 def build_report(selectors: Sequence[str] = (), out: Path | str | None = None, *, root: Path | str = DEFAULT_ROOT,
                  seed: int = 0, backend: str | None = None, progress: Progress | None = None,
-                 workers: int | None = None, falsify: int = FALSIFY_EXAMPLES) -> Report:
+                 workers: int | None = None, falsify: int = FALSIFY_EXAMPLES, executor: str = "local",
+                 scheduler: str | None = None) -> Report:
     """Run the checks and write their report.
 
     Without `out` the report goes to `root/<run-id>/` and `root/latest` is pointed at it once it is complete;
     with `out` it goes there and `latest` is left alone. `workers` (default: up to 4, one per CPU) forked
-    processes check the entries and draw the figures.
+    processes check the entries and draw the figures; `executor="dask"` checks them on a Dask cluster instead
+    (verify.executors), the figures are still drawn here.
     """
     root = Path(root)
     if out is not None:
@@ -242,7 +244,7 @@ def build_report(selectors: Sequence[str] = (), out: Path | str | None = None, *
     run_id = new_run_id(root)
     report = progress or (lambda *_: None)
     outcome = run(selectors, lambda t, i, n: report("checks", t.id, i, n), seed=seed, backend=backend,
-                  workers=workers, falsify=falsify)
+                  workers=workers, falsify=falsify, executor=executor, scheduler=scheduler)
     path = write_report(outcome, Path(out) if out is not None else root / run_id, run_id=run_id,
                         progress=progress, workers=workers)
     if out is None:

@@ -1,0 +1,55 @@
+"""The executor seam: a Dask LocalCluster run gives the same results.json as a local one (timing aside), whatever
+the number of workers; bad executor options are named errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from verify.cli import main
+from verify.errors import ParameterError
+from verify.runner import run
+
+pytest.importorskip("distributed")
+
+
+def strip_timing(data):
+    """results.json without its clock-dependent fields (`timing`, `seconds`: verify.runner's docstring)."""
+    if isinstance(data, dict):
+        return {k: strip_timing(v) for k, v in data.items() if k not in ("timing", "seconds")}
+    if isinstance(data, list):
+        return [strip_timing(v) for v in data]
+    return data
+
+# several families (one task each), a falsifier finding, an exact and a grid-certified truth
+SELECTION = ("thudi2024.fact3_5", "thudi2024.fact3_4", "chourasia2021.theorem3",
+             "thudi2024.fact5_2")
+
+
+@pytest.fixture(scope="module")
+def local_run() -> dict:
+    return strip_timing(run(SELECTION, workers=1, falsify=20, seed=5).to_dict())
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_dask_local_cluster_gives_the_local_results(local_run, workers):
+    on_dask = run(SELECTION, workers=workers, falsify=20, seed=5, executor="dask").to_dict()
+    assert strip_timing(on_dask) == local_run
+
+
+def test_the_cli_runs_on_dask(tmp_path, capsys):
+    assert main(["run", "--only", "thudi2024.fact3_5", "--falsify", "0", "--executor", "dask", "--workers", "2",
+                 "--json", str(tmp_path / "r.json"), "--quiet"]) == 0
+    assert (tmp_path / "r.json").exists()
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [({"executor": "ray"}, "executor must be one of"),
+                                                 ({"scheduler": "tcp://x:1"}, "needs --executor dask")])
+def test_bad_executor_options_are_named(kwargs, message):
+    with pytest.raises(ParameterError, match=message):
+        run(("thudi2024.fact3_5",), falsify=0, **kwargs)
+
+
+def test_an_unreachable_scheduler_is_a_named_error(monkeypatch):
+    monkeypatch.setattr("verify.executors.CONNECT_TIMEOUT_S", 1.0)
+    with pytest.raises(ParameterError, match="cannot reach the Dask scheduler"):
+        run(("thudi2024.fact3_5",), falsify=0, executor="dask", scheduler="tcp://127.0.0.1:1")
