@@ -96,6 +96,9 @@ runs = sp.Symbol("runs", integer=True, positive=True)  # training runs behind a 
 outer = sp.Symbol("outer", integer=True, positive=True)  # outer batches of Theorem 3.6's plug-in estimate
 inner = sp.Symbol("inner", integer=True, positive=True)  # inner alpha-tuples per outer batch
 batches = sp.Symbol("batches", integer=True, positive=True)  # sampled batches behind a plug-in expectation
+# multi-step noisy SGD with random batches on a linear model
+reg = sp.Symbol("reg", nonnegative=True)  # curvature of the regulariser reg theta^2/2 (0: no contraction)
+x_prime = sp.Symbol("x_prime", real=True)  # the differing record's value on D' (x on D)
 R_holder = sp.Symbol("R_holder", nonnegative=True)  # Theorem 3.3's right-hand side (holder_composition_bound)
 f_top = sp.Symbol("f_top", positive=True)  # the larger value R of a two-valued f in {1, R}
 f_prob = sp.Symbol("f_prob", positive=True)  # P(f = f_top)
