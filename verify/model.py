@@ -41,6 +41,9 @@ class Quantity(str, Enum):
     RENYI = "renyi"  # R_alpha(law on D || law on D'), natural log
     DP_EPSILON = "dp_epsilon"  # smallest eps with (eps, delta)-DP for the pair, at the given delta
     DP_EPSILON_SIGNED = "dp_epsilon_signed"  # the smallest real eps (< 0 where delta exceeds the total variation)
+    DP_DELTA = "dp_delta"  # the tight delta(eps) of the pair, both orders, at the given eps
+    GDP_MU = "gdp_mu"  # the smallest mu with mu-GDP (Dong, Roth & Su): exact for equal-covariance Gaussian pairs
+    TRADEOFF = "tradeoff_beta"  # the smallest type-II error at type-I error type1, the smaller of both orders (f-DP)
     DP_EPSILON_ADD = "dp_epsilon_add"  # the same for one direction: P(M(D u x*) in S) <= e^eps P(M(D) in S) + delta
     EXCESS_RISK = "excess_risk"  # E[L_D(theta_K)] - min L_D  (utility)
     LSI_CONSTANT = "lsi_constant"  # largest c such that every tracing-diffusion marginal is c-LSI

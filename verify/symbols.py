@@ -96,6 +96,7 @@ runs = sp.Symbol("runs", integer=True, positive=True)  # training runs behind a 
 outer = sp.Symbol("outer", integer=True, positive=True)  # outer batches of Theorem 3.6's plug-in estimate
 inner = sp.Symbol("inner", integer=True, positive=True)  # inner alpha-tuples per outer batch
 batches = sp.Symbol("batches", integer=True, positive=True)  # sampled batches behind a plug-in expectation
+type1 = sp.Symbol("type1", positive=True)  # a type-I error level x in (0, 1) of the trade-off function f(x)
 # multi-step noisy SGD with random batches on a linear model
 reg = sp.Symbol("reg", nonnegative=True)  # curvature of the regulariser reg theta^2/2 (0: no contraction)
 x_prime = sp.Symbol("x_prime", real=True)  # the differing record's value on D' (x on D)

@@ -10,19 +10,31 @@ import sympy as sp
 from flint import arb
 from sympy import Abs
 
+from verify.errors import ParameterError
 from verify.families._exact import exact
 from verify.model import Assumption, Family, Parameter, Quantity
 from verify.results import Method, Truth
-from verify.symbols import L, alpha, delta, gap1, gap2, n, q, s, samples, seed, sigma, steps, t, w, xo
+from verify.symbols import L, alpha, delta, eps, gap1, gap2, n, q, s, samples, seed, sigma, steps, t, type1, w, xo
 from verify.truth.gaussian import renyi_gaussian_1d
 from verify.truth.mixture_quad import renyi_mixture_quad, renyi_mixture_quad_both
 from verify.truth.numbers import Enclosure
-from verify.truth.pld import sgm_composed_epsilon
+from verify.truth.pld import sgm_composed_delta, sgm_composed_epsilon
 from verify.truth.renyi_estimator import GaussianMixture, geometric_tilt, renyi_importance, renyi_naive
 from verify.truth.sgm_rdp import sgm_renyi_truth
-from verify.truth.subsampled_dp import sgm_dp_epsilon
+from verify.truth.subsampled_dp import sgm_delta, sgm_dp_epsilon, sgm_tradeoff
 
 _R, _DP, _DP_ADD, _DP_SIGNED = Quantity.RENYI, Quantity.DP_EPSILON, Quantity.DP_EPSILON_ADD, Quantity.DP_EPSILON_SIGNED
+_DELTA, _GDP, _TRADEOFF = Quantity.DP_DELTA, Quantity.GDP_MU, Quantity.TRADEOFF
+_EPS = Parameter(eps, eps > 0, "eps of delta(eps)", quantities=(_DELTA,))
+_TYPE1 = Parameter(type1, type1 < 1, "type-I error x of the trade-off function, 0 < x < 1", quantities=(_TRADEOFF,))
+
+
+def _gaussian_mechanism_mu(q, sigma):
+    """mu = 1/sigma at q = 1; a subsampled Gaussian's trade-off is not G_mu for any mu, so no exact value there."""
+    if q != 1:
+        raise ParameterError("an exact Gaussian-DP mu is known here only for q = 1 (the Gaussian mechanism); a "
+                             "subsampled Gaussian's trade-off function is not of the form G_mu")
+    return 1 / sigma
 _ALPHA = Parameter(alpha, alpha > 1, "Rényi order", quantities=(_R,))
 
 
@@ -49,9 +61,14 @@ SAMPLED_GAUSSIAN = Family(
     parameters=(_ALPHA, Parameter(q, q <= 1, "sampling rate, 0 < q <= 1"),
                 Parameter(sigma, sigma > 0, "noise multiplier (noise std / sensitivity)"),
                 Parameter(delta, sp.And(delta > 0, delta < 1), "delta of (eps, delta)-DP",
-                          quantities=(_DP, _DP_ADD, _DP_SIGNED))),
+                          quantities=(_DP, _DP_ADD, _DP_SIGNED)), _EPS, _TYPE1),
     facts=frozenset({"add_remove", "poisson_subsampling"}),
     truths={_R: lambda alpha, q, sigma: _sgm_renyi(alpha, q, sigma),
+            _DELTA: exact(lambda q, sigma, eps: sgm_delta(eps, q, sigma),
+                          "tight delta(eps): closed-form hockey-stick divergence of both orders, 50 digits"),
+            _TRADEOFF: exact(lambda q, sigma, type1: sgm_tradeoff(type1, q, sigma),
+                             "tight trade-off at x: Neyman-Pearson half-lines of both orders, the smaller, 50 digits"),
+            _GDP: exact(_gaussian_mechanism_mu, "mu = 1/sigma (the Gaussian mechanism, Dong, Roth & Su 2022)"),
             _DP_SIGNED: exact(lambda q, sigma, delta: sgm_dp_epsilon(delta, q, sigma, signed=True),
                               "tight signed eps(delta) (negative beyond the total variation), at 50 digits"),
             _DP: exact(lambda q, sigma, delta: sgm_dp_epsilon(delta, q, sigma),
@@ -78,6 +95,17 @@ def _composed_epsilon(q, sigma, steps, delta, one_sided: bool = False, signed: b
                  f"PLD bracket, loss grid {b.grid_width:.2e}, error budget {b.error_budget:.1e}", enclose=enclose)
 
 
+def _composed_delta(q, sigma, steps, eps) -> Truth:
+    """The PLD bracket on the tight delta(eps) after `steps` steps, both orders."""
+    b = sgm_composed_delta(float(eps), float(q), float(sigma), int(steps), eps_tolerance=1e-2)
+
+    def enclose(prec: int) -> Enclosure:
+        return Enclosure(arb(b.lower), arb(b.upper), "privacy-loss distribution bracket on delta(eps)", prec)
+
+    return Truth((b.lower + b.upper) / 2, b.lower, b.upper, Method.GRID,
+                 f"PLD bracket, loss grid {b.grid_width:.2e}, error budget {b.error_budget:.1e}", enclose=enclose)
+
+
 SAMPLED_GAUSSIAN_COMPOSED = Family(
     name="sampled_gaussian_composed",
     description="`steps` compositions of the Poisson-subsampled Gaussian mechanism (sensitivity 1, add/remove, noise "
@@ -86,9 +114,10 @@ SAMPLED_GAUSSIAN_COMPOSED = Family(
                 Parameter(sigma, sigma > 0, "noise multiplier (noise std / sensitivity)"),
                 Parameter(steps, sp.And(steps >= 1, steps <= 10_000), "number of steps T, 1..10^4", integer=True),
                 Parameter(delta, sp.And(delta > 0, delta < 1), "delta of (eps, delta)-DP",
-                          quantities=(_DP, _DP_ADD, _DP_SIGNED))),
+                          quantities=(_DP, _DP_ADD, _DP_SIGNED)), _EPS),
     facts=frozenset({"add_remove", "poisson_subsampling"}),
     truths={_DP: lambda q, sigma, steps, delta: _composed_epsilon(q, sigma, steps, delta),
+            _DELTA: _composed_delta,
             _DP_SIGNED: lambda q, sigma, steps, delta: _composed_epsilon(q, sigma, steps, delta, signed=True),
             _DP_ADD: lambda q, sigma, steps, delta: _composed_epsilon(q, sigma, steps, delta, one_sided=True)},
     method="privacy-loss distribution with a proven two-sided bracket (eps width 1e-2)",

@@ -7,7 +7,8 @@ from collections.abc import Mapping, Sequence
 
 VERDICT_CLASS = {"HOLDS": "holds", "VIOLATED": "violated", "INCONCLUSIVE": "inconclusive", "ERROR": "error"}
 QUANTITY_LABEL = {"renyi": "Rényi divergence R", "dp_epsilon": "ε(δ)", "dp_epsilon_add": "ε(δ), adding x*",
-                  "dp_epsilon_signed": "ε(δ), signed (may be < 0)",
+                  "dp_epsilon_signed": "ε(δ), signed (may be < 0)", "dp_delta": "δ(ε)",
+                  "gdp_mu": "Gaussian-DP μ", "tradeoff_beta": "trade-off f(x): type-II error at type-I error x",
                   "excess_risk": "excess risk",
                   "lsi_constant": "LSI constant", "shifted_renyi": "shifted Rényi divergence",
                   "gradient_map_lipschitz": "Lipschitz constant of F", "prox_lipschitz": "Lipschitz constant of T",

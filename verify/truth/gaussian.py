@@ -67,6 +67,14 @@ def gaussian_delta(eps, mu) -> mpmath.mpf:
     return N.ncdf(mu / 2 - eps / mu) - N.exp(eps) * N.ncdf(-mu / 2 - eps / mu)
 
 
+def gaussian_tradeoff(x, mu) -> mpmath.mpf:
+    """The trade-off function G_mu(x) = Phi(Phi^-1(1 - x) - mu) of N(0,1) vs N(mu,1) (Dong, Roth & Su 2022): the
+    smallest type-II error of a test with type-I error x; symmetric in the order of the pair."""
+    N = num()
+    x = N.mpf(x)
+    return N.ncdf(N.ncdf_inv(1 - x) - abs(N.mpf(mu)))
+
+
 def gaussian_dp_epsilon(delta, mu) -> mpmath.mpf:
     """Smallest eps >= 0 with (eps, delta)-DP for N(0,1) vs N(mu,1) (both orders; the pair is symmetric).
 

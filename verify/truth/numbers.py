@@ -39,6 +39,7 @@ class _Mp:
     log1p = staticmethod(mpmath.log1p)
     sqrt = staticmethod(mpmath.sqrt)
     ncdf = staticmethod(mpmath.ncdf)
+    ncdf_inv = staticmethod(lambda p: mpmath.sqrt(2) * mpmath.erfinv(2 * mpmath.mpf(p) - 1))
     erf = staticmethod(mpmath.erf)
     erfi = staticmethod(mpmath.erfi)
     pi = staticmethod(lambda: +mpmath.pi)
@@ -52,6 +53,10 @@ class _Mp:
     @staticmethod
     def maximum(*xs: Any) -> Any:
         return max(xs)
+
+    @staticmethod
+    def minimum(*xs: Any) -> Any:
+        return min(xs)
 
 
 class _ArbInput(arb if arb is not None else object):  # type: ignore[misc]
@@ -95,6 +100,10 @@ class _Arb:
         return (-_ball(x) / arb(2).sqrt()).erfc() / 2
 
     @staticmethod
+    def ncdf_inv(p: Any) -> Any:
+        return arb(2).sqrt() * (2 * _ball(p) - 1).erfinv()
+
+    @staticmethod
     def binomial(n: Any, k: Any) -> Any:
         return arb.bin_uiui(int(n), int(k))
 
@@ -116,6 +125,15 @@ class _Arb:
         for x in xs[1:]:
             x = _ball(x)
             out = (out + x + abs(out - x)) / 2
+        return out
+
+    @staticmethod
+    def minimum(*xs: Any) -> Any:
+        """A ball containing the min of the balls: min(a, b) = (a + b - |a - b|)/2."""
+        out = _ball(xs[0])
+        for x in xs[1:]:
+            x = _ball(x)
+            out = (out + x - abs(out - x)) / 2
         return out
 
 

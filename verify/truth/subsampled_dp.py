@@ -89,3 +89,39 @@ def _signed(delta_of, eps, q, sigma, signed: bool):
         return delta_of(eps, q, sigma)
     (d_pq, _), (d_qp, _) = _orders(eps, q, sigma)
     return d_pq if delta_of is sgm_delta_add else num().maximum(d_pq, d_qp)
+
+
+def sgm_tradeoff(x, q, sigma) -> mpmath.mpf:
+    """min over both orders of the trade-off function at type-I error x (0 < x < 1). The likelihood ratio is monotone
+    in the output y, so both optimal tests are half-lines: T(Q || P)(x) rejects Q = N(0, s^2) for y > s Phi^-1(1 - x)
+    and pays P(y <= t); T(P || Q)(x) rejects P for y < t with P(y < t) = x (a root) and pays Q(y >= t)."""
+    N = num()
+    q, s, x = N.mpf(q), N.mpf(sigma), N.mpf(x)
+
+    def p_below(t):
+        return (1 - q) * N.ncdf(t / s) + q * N.ncdf((t - 1) / s)
+
+    t_q = s * N.ncdf_inv(1 - x)
+    q_order = p_below(t_q)
+    if N.rigorous:
+        floor = -float(to_mpf(s)) * 60 - 1.0  # p_below(floor) < x for every x the families allow
+        t_p = enclose_decreasing_root(lambda t: -p_below(t), -x, lambda: _p_root(to_mpf(x), to_mpf(q), to_mpf(s)),
+                                      floor)
+    else:
+        t_p = _p_root(x, q, s)
+    p_order = 1 - N.ncdf(t_p / s)
+    return N.maximum(N.mpf(0), N.minimum(q_order, p_order))
+
+
+def _p_root(x, q, s) -> mpmath.mpf:
+    """t with (1 - q) Phi(t/s) + q Phi((t - 1)/s) = x, by bisection (the left side increases)."""
+    lo, hi = -60 * s - 1, 60 * s + 1
+    for _ in range(4 * mpmath.mp.prec):
+        mid = (lo + hi) / 2
+        if (1 - q) * mpmath.ncdf(mid / s) + q * mpmath.ncdf((mid - 1) / s) < x:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= mpmath.mpf(2) ** (8 - mpmath.mp.prec) * max(1, abs(hi)):
+            break
+    return hi
