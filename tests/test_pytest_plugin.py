@@ -3,7 +3,11 @@ counterexample section of a failing bound."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 pytest_plugins = ["pytester"]
+README = Path(__file__).resolve().parent.parent / "README.md"
 
 SUITE = '''
 import sympy as sp
@@ -46,3 +50,11 @@ def test_a_failing_bound_shows_its_certified_counterexample(pytester):
 def test_the_options_are_listed(pytester):
     result = pytester.runpytest("--help")
     result.stdout.fnmatch_lines(["*--verify-seed*", "*--verify-max-examples*", "*--verify-budget*"])
+
+
+def test_the_readme_example_passes(pytester):
+    example = re.search(r"<!-- pytest-plugin-example -->\n```python\n(.*?)```", README.read_text(), re.S)
+    assert example, "README lost its pytest-plugin example"
+    pytester.makepyfile(test_readme=example.group(1))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--verify-max-examples", "300")
+    result.assert_outcomes(passed=1)

@@ -236,11 +236,12 @@ class SearchSummary:
     capped: int = 0
     failed: int = 0
     uncertified: int = 0
+    undecided: int = 0
 
     def to_dict(self) -> dict:
         return {"examples": self.examples, "tried": self.tried, "checked": self.checked, "excluded": self.excluded,
                 "undefined": self.undefined, "capped": self.capped, "failed": self.failed,
-                "uncertified": self.uncertified, "seed": self.seed, "found": self.found}
+                "uncertified": self.uncertified, "undecided": self.undecided, "seed": self.seed, "found": self.found}
 
 
 @dataclass(frozen=True)

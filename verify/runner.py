@@ -299,5 +299,5 @@ def falsify_application(theorem: Theorem, app: Application, result: ApplicationR
         verdict = Verdict.INCONCLUSIVE
     summary = SearchSummary(examples, seed, found is not None, outcome.tried, outcome.checked,
                             sum(outcome.excluded.values()), outcome.undefined, outcome.capped, outcome.failed,
-                            outcome.uncertified)
+                            outcome.uncertified, outcome.undecided)
     return dataclasses.replace(result, points=points, verdict=verdict, search=summary)

@@ -4,7 +4,8 @@ Families of your own (README, "Your own family") are declared with `verify.model
 registered with `register`, by `--plugin MODULE` on the command line (`load_plugin`), or through the entry-point group
 `verify.families` of an installed package (`load_entry_points`). `closed_form(fn, detail)` turns a formula written
 with `verify.truth.numbers.num()` into an exact truth that also encloses itself in Arb balls: a VIOLATED verdict needs
-such an enclosure (a truth without one can only be HOLDS or INCONCLUSIVE).
+such an enclosure (a truth without one can only be HOLDS or INCONCLUSIVE). `monte_carlo_renyi(simulate)` turns a
+simulation of the algorithm's last noisy step into an estimated Rényi truth (mark the family estimated=True).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from verify.families.noisy_sgd import FAMILIES as NOISY_SGD_FAMILIES
 from verify.families.pnsgd import CNI_AFFINE, PNMSGD_QUADRATIC, PNSGD_LINEAR, PNSGD_QUADRATIC
 from verify.families.shifted import CONTRACTION_GAUSSIAN, SHIFT_REDUCTION_GAUSSIAN
 from verify.model import Family
+from verify.truth.montecarlo import monte_carlo_renyi
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
     NOISY_GD_QUADRATIC, NOISY_GD_SUM_QUADRATIC, PNSGD_QUADRATIC, PNSGD_LINEAR, PNMSGD_QUADRATIC, CNI_AFFINE,
@@ -150,4 +152,4 @@ def load_entry_points() -> None:
 
 
 __all__ = ["BUILT_IN", "ENTRY_POINT_GROUP", "FAMILIES", "Family", "closed_form", "family", "load_entry_points",
-           "load_plugin", "register"]
+           "load_plugin", "monte_carlo_renyi", "register"]

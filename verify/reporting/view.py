@@ -116,7 +116,8 @@ def falsifier_text(r: Mapping) -> str:
         return ""
     others = [(f.get("excluded", 0), "outside the assumptions"), (f.get("undefined", 0), "bound undefined"),
               (f.get("capped", 0), "over a time/memory cap"), (f.get("failed", 0), "truth failed"),
-              (f.get("uncertified", 0), "violated in floating point, not certifiable")]
+              (f.get("uncertified", 0), "violated in floating point, not certifiable"),
+              (f.get("undecided", 0), "undecided (the truth's interval overlaps the bound)")]
     detail = ", ".join(f"{n} {why}" for n, why in others if n)
     tried = f"{f['tried']} tried" + (f": {detail}" if detail else "")
     if f.get("found"):

@@ -87,12 +87,13 @@ class SearchOutcome:
     counterexample: Counterexample | None = None
     first_failure: str = ""
     uncertified: int = 0  # points the float filter calls violated that no rigorous enclosure could decide
+    undecided: int = 0  # points whose truth interval (a confidence interval, a bracket) overlaps the bound
 
     def to_dict(self) -> dict:
         return {"theorem": self.theorem, "family": self.family, "seed": self.seed, "tried": self.tried,
                 "checked": self.checked, "excluded": dict(sorted(self.excluded.items())),
                 "undefined": self.undefined, "capped": self.capped, "failed": self.failed,
-                "uncertified": self.uncertified,
+                "uncertified": self.uncertified, "undecided": self.undecided,
                 "seconds": self.seconds, "budget_hit": self.budget_hit, "first_failure": self.first_failure,
                 "counterexample": self.counterexample.to_dict() if self.counterexample else None}
 
@@ -104,7 +105,8 @@ class SearchOutcome:
         for count, what in ((self.undefined, "where the bound is undefined"), (self.capped, "over a time/memory cap"),
                             (self.failed, "where the truth failed"),
                             (self.uncertified, "violated in floating point but not certifiable (no rigorous "
-                                               "enclosure of the truth)")):
+                                               "enclosure of the truth)"),
+                            (self.undecided, "undecided (the truth's interval overlaps the bound)")):
             if count:
                 parts.append(f"{count} {what}")
         detail = f" (of {self.tried} tried: {', '.join(parts)})" if parts else f" (of {self.tried} tried)"
@@ -171,7 +173,7 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
     start = time.monotonic()
     end = start + float(budget_s)
     memo: dict[tuple, bool] = {}
-    counts = {"tried": 0, "checked": 0, "undefined": 0, "capped": 0, "failed": 0, "uncertified": 0}
+    counts = {"tried": 0, "checked": 0, "undefined": 0, "capped": 0, "failed": 0, "uncertified": 0, "undecided": 0}
     excluded: dict[str, int] = {}
     state = {"budget_hit": False, "first_failure": ""}
 
@@ -188,12 +190,15 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
         found = False
         try:
             with deadline(left, "the search's time budget"):
-                found = check_point(theorem, app, point, rigorous=False).verdict is Verdict.VIOLATED
-                undecided = False
-                if found:  # the float filter is not enough: certify before it counts
+                verdict = check_point(theorem, app, point, rigorous=False).verdict
+                outcome = "checked"
+                if verdict is Verdict.INCONCLUSIVE:  # an estimate's interval, or a bracket, overlapping the bound
+                    outcome = "undecided"
+                elif verdict is Verdict.VIOLATED:  # the float filter is not enough: certify before it counts
                     verdict = check_point(theorem, app, point).verdict
-                    found, undecided = verdict is Verdict.VIOLATED, verdict is Verdict.INCONCLUSIVE
-            counts["uncertified" if undecided else "checked"] += 1
+                    outcome = "uncertified" if verdict is Verdict.INCONCLUSIVE else "checked"
+            counts[outcome] += 1
+            found = verdict is Verdict.VIOLATED  # only once the certification finished: a cap is not a finding
         except AssumptionError as err:
             excluded[err.assumption] = excluded.get(err.assumption, 0) + 1
         except UndefinedBoundError:
@@ -217,10 +222,12 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
     if point is not None:
         point = _round(theorem, app, point)
         result = check_point(theorem, app, point, companions)
-        found = Counterexample(result, counts["tried"], time.monotonic() - start, counts["checked"])
+        if result.verdict is Verdict.VIOLATED:  # re-certified at the reported point, or no counterexample at all
+            found = Counterexample(result, counts["tried"], time.monotonic() - start, counts["checked"])
     return SearchOutcome(theorem.id, app.family, seed, counts["tried"], counts["checked"], excluded,
                          counts["undefined"], counts["capped"], counts["failed"], time.monotonic() - start,
-                         state["budget_hit"], found, state["first_failure"], counts["uncertified"])
+                         state["budget_hit"], found, state["first_failure"], counts["uncertified"],
+                         counts["undecided"])
 
 
 def search(theorem: Theorem, app: Application, *, max_examples: int = 2000, budget_s: float = 10.0,

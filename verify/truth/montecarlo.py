@@ -15,6 +15,7 @@ runs are reproducible): start normals, then per step the batch uniforms (DP-SGD)
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -248,3 +249,35 @@ def renyi_coupled_chains(replicates: list[LawPair], alpha: float, what: str, con
                                what, confidence=confidence, ess=float(p.weights.size)))
     return combine_replicates(estimates, f"{what}; R_alpha of the larger order, chains coupled across the datasets, "
                                          "quadrature per replicate (ESS: chains in all)")
+
+
+Simulation = Callable[..., tuple[ArrayLike, ArrayLike, float]]
+
+
+def monte_carlo_renyi(simulate: Simulation, *, replicates: int = 8, chains: int = 2000,
+                      what: str = "user simulation") -> Callable[..., Truth]:
+    """A Monte-Carlo Rényi truth from a user's simulation of an algorithm whose last step adds Gaussian noise: the
+    returned truth(alpha, seed, **params) calls simulate(rng, chains, **params) -> (centres on D, centres on D', sd):
+    the 1-D pre-noise outputs of `chains` runs on each dataset, coupled (the same rng draws on both), and the last
+    step's noise sd; the released laws are their Rao-Blackwellised mixtures, compared by `renyi_coupled_chains` over
+    `replicates` replicates seeded by (seed, replicate). The result is an estimate: a family using it must set
+    estimated=True, and it never certifies a violation."""
+    if int(replicates) != replicates or replicates < 2:
+        raise ParameterError(f"replicates must be an integer >= 2 (their spread is the error), got {replicates}")
+    if int(chains) != chains or chains < 1:
+        raise ParameterError(f"chains must be an integer >= 1, got {chains}")
+
+    def truth(alpha: float, seed: float, **params: float) -> Truth:
+        pairs = []
+        weights = np.full(int(chains), 1 / int(chains))
+        for r in range(int(replicates)):
+            rng = np.random.default_rng([int(seed), r])
+            on_d, on_dp, sd = simulate(rng, int(chains), **params)
+            on_d, on_dp = np.asarray(on_d, dtype=float).reshape(-1), np.asarray(on_dp, dtype=float).reshape(-1)
+            if on_d.size != chains or on_dp.size != chains or not (math.isfinite(sd) and sd > 0):
+                raise ParameterError(f"{what}: simulate must return {chains} centres per dataset and a noise sd > 0")
+            sds = np.full(int(chains), float(sd))
+            pairs.append((GaussianMixture(weights, on_dp, sds), GaussianMixture(weights, on_d, sds)))
+        return renyi_coupled_chains(pairs, alpha, what)
+
+    return truth
