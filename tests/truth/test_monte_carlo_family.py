@@ -53,3 +53,20 @@ def test_an_estimated_family_never_reports_a_counterexample(verify_register):
     outcome = falsify_outcome("alpha*shift**2/(20*(1 + s**2))", "toy_mc_shift", max_examples=8, budget_s=120,
                               defaults={"seed": 0})
     assert outcome.counterexample is None and outcome.uncertified + outcome.undecided > 0
+
+
+def test_the_readme_example_runs_and_stays_under_the_composition_bound(monkeypatch):
+    """README's Monte-Carlo family: each step moves the update by at most 2 eta C, so K steps give at most
+    K alpha (2 eta C)^2 / (2 s^2) (composition); the estimate's interval must not lie above it."""
+    import re
+    from pathlib import Path
+
+    import verify.families as families
+
+    monkeypatch.setattr(families, "FAMILIES", dict(families.FAMILIES))
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    code = re.search(r"<!-- monte-carlo-example -->\n```python\n(.*?)```", text, re.S).group(1)
+    scope: dict = {}
+    exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - the project's own README
+    truth = scope["CLIPPED"].truth("renyi", alpha=2, eta=0.5, s=1.0, C=0.5, K=5, seed=0)
+    assert 0 < truth.lower <= truth.value <= truth.upper <= 5 * 2 * (2 * 0.5 * 0.5) ** 2 / 2
