@@ -4,21 +4,13 @@ the number of workers; bad executor options are named errors."""
 from __future__ import annotations
 
 import pytest
+from reporting.conftest import strip_timing  # tests/ is on the path (pytest's rootdir-based imports)
 
 from verify.cli import main
 from verify.errors import ParameterError
 from verify.runner import run
 
 pytest.importorskip("distributed")
-
-
-def strip_timing(data):
-    """results.json without its clock-dependent fields (`timing`, `seconds`: verify.runner's docstring)."""
-    if isinstance(data, dict):
-        return {k: strip_timing(v) for k, v in data.items() if k not in ("timing", "seconds")}
-    if isinstance(data, list):
-        return [strip_timing(v) for v in data]
-    return data
 
 # several families (one task each), a falsifier finding, an exact and a grid-certified truth
 SELECTION = ("thudi2024.fact3_5", "thudi2024.fact3_4", "chourasia2021.theorem3",
