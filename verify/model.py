@@ -58,11 +58,14 @@ class Quantity(str, Enum):
     ESTIMATOR_UNDERCUT = "estimator_undercut_probability"  # P(a Monte-Carlo plug-in estimate < the true divergence)
     HOLDER_HOCKEY_STICK = "holder_hockey_stick"  # sup_S [P_1(S) - e^eps P_0(S)^(1-1/p)], Gaussian pair (Lemma A.1)
     ESTIMATE_BELOW_BOUND = "estimate_below_bound_probability"  # P(a plug-in estimate < the exact bound it stands for)
+    SMOOTHNESS = "smoothness_constant"  # sup over K of the largest eigenvalue of a smoothed function's Hessian
+    APPROX_ERROR = "approximation_error"  # sup over K of |f_hat - f| (a smoothed function against the original)
     DEVIATION_PROBABILITY = "deviation_probability"  # P(|empirical mean - expectation| >= a deviation)
 
     @property
     def kind(self) -> str:
-        utility = (Quantity.EXCESS_RISK, Quantity.AVG_GRAD_SQ, Quantity.AVG_EXCESS_RISK)
+        utility = (Quantity.EXCESS_RISK, Quantity.AVG_GRAD_SQ, Quantity.AVG_EXCESS_RISK, Quantity.SMOOTHNESS,
+                   Quantity.APPROX_ERROR)
         return "utility" if self in utility else "privacy"
 
 

@@ -21,6 +21,7 @@ from verify.symbols import (
     a,
     alpha,
     beta,
+    d,
     delta,
     eps,
     eta,
@@ -229,6 +230,8 @@ THEOREMS += (
 r = sp.Symbol("r", positive=True)  # ratio of a geometric shift allocation a_j ~ r^(j-t) (Theorem 22)
 CALIBRATED = {"q": 1, "sigma": sp.sqrt(2 * log_(1.25 / delta)) / eps}  # noise multiplier sigma/(2L) as printed
 DP_GRID = {"eps": (0.05, 0.1, 0.5, 0.9, 0.99, 2.0, 5.0, 8.0, 10.0, 20.0), "delta": (1e-10, 1e-5, 1e-2)}
+SMOOTHING_GRID = {"L": (0.5, 1.0, 3.0), "lam": (1e-3, 0.1, 1.0, 10.0)}
+SMOOTHING_DIMS = (1, 2, 3, 10, 100, 10_000)
 
 THEOREMS += (
     Theorem(
@@ -272,5 +275,33 @@ THEOREMS += (
                      {"eps": (0.1, 0.5, 1.0, 2.0), "delta": (1e-8, 1e-5, 1e-2), "eta": (0.5, 1.0, 2.0), "lam": (1.0,),
                       "n": (1, 2, 5, 10), "i": (1, 2, 5, 10), "Delta": (2.0,)},
                      defaults={"sigma": 5 * (Delta / 2) * sp.sqrt(log_(1 / delta)) / eps}, bind=ON_QUADRATIC),),
+    ),
+    # ---- Theorem 33: Gaussian smoothing, on f = L ||w|| (its construction in App. C) --------------------------------
+    Theorem(
+        "feldman2018.theorem33.smoothness", "Gaussian smoothing at scale lambda makes f L/lambda-smooth",
+        _src("Theorem 33 (i)"), Variant.PRINTED, Direction.UPPER, Quantity.SMOOTHNESS, L / lam, (), frozenset(),
+        (Application("gaussian_smoothed_norm", HOLDS, SMOOTHING_GRID, {"d": 1},
+                     note="f(w) = L |w|: the kink is where smoothing is hardest."),),
+        note="Proved through Pinsker's TV <= ||v||/(2 lam); the exact TV 2 Phi(||v||/(2 lam)) - 1 gives sqrt(2/pi) "
+             "L/lam, attained by L |w| at 0 (research §2, Theorem 33): slack sqrt(pi/2) = 1.25.",
+    ),
+    Theorem(
+        "feldman2018.theorem33.smoothness.exact", "The smoothness constant of smoothed L|w| is sqrt(2/pi) L/lambda",
+        _src("Theorem 33 (i), sharp form (research §2)"), Variant.DERIVED, Direction.EXACT, Quantity.SMOOTHNESS,
+        sp.sqrt(2 / sp.pi) * L / lam, (), frozenset(),
+        (Application("gaussian_smoothed_norm", HOLDS, SMOOTHING_GRID, {"d": 1}),),
+    ),
+    Theorem(
+        "feldman2018.theorem33.error", "Gaussian smoothing changes f by at most L lambda sqrt(d) on K",
+        _src("Theorem 33 (ii)"), Variant.PRINTED, Direction.UPPER, Quantity.APPROX_ERROR, L * lam * sp.sqrt(d), (),
+        frozenset(), (Application("gaussian_smoothed_norm", HOLDS, {**SMOOTHING_GRID, "d": SMOOTHING_DIMS}),),
+        note="The proof writes E||Z|| = lam sqrt(d); it is <= (Jensen), so the bound holds, with slack sqrt(pi/2) at "
+             "d = 1 that vanishes as d grows. f_hat >= f, so the error is one-sided.",
+    ),
+    Theorem(
+        "feldman2018.theorem33.error.exact", "The smoothing error of L||w|| is L E||Z|| = L lambda sqrt(2) "
+        "Gamma((d+1)/2)/Gamma(d/2)", _src("Theorem 33 (ii), sharp form"), Variant.DERIVED, Direction.EXACT,
+        Quantity.APPROX_ERROR, L * lam * sp.sqrt(2) * sp.gamma((d + 1) / 2) / sp.gamma(d / sp.Integer(2)), (),
+        frozenset(), (Application("gaussian_smoothed_norm", HOLDS, {**SMOOTHING_GRID, "d": SMOOTHING_DIMS}),),
     ),
 )

@@ -41,6 +41,7 @@ from verify.families.noisy_gd import NOISY_GD_QUADRATIC, NOISY_GD_SUM_QUADRATIC
 from verify.families.noisy_sgd import FAMILIES as NOISY_SGD_FAMILIES
 from verify.families.pnsgd import CNI_AFFINE, PNMSGD_QUADRATIC, PNSGD_LINEAR, PNSGD_QUADRATIC
 from verify.families.shifted import CONTRACTION_GAUSSIAN, SHIFT_REDUCTION_GAUSSIAN
+from verify.families.smoothing import FAMILIES as SMOOTHING_FAMILIES
 from verify.model import Family
 from verify.truth.montecarlo import monte_carlo_renyi
 
@@ -50,7 +51,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     MIXTURE_VS_GAUSSIAN, NOISY_GD_PROJECTED_1D, NOISY_GD_LOGISTIC_1D, PNSGD_PROJECTED_1D,
     SAMPLED_GAUSSIAN_COMPOSED,
     SAMPLED_GAUSSIAN_MC, SAMPLED_GAUSSIAN_NAIVE_MC, STOP_PNSGD_LINEAR_DATA_1D, SKIP_PNSGD_LINEAR_DATA_1D,
-    *MBCD_FAMILIES, *NMF_FAMILIES, *DPSGD_FAMILIES, *NOISY_SGD_FAMILIES,
+    *MBCD_FAMILIES, *NMF_FAMILIES, *DPSGD_FAMILIES, *NOISY_SGD_FAMILIES, *SMOOTHING_FAMILIES,
 )}
 
 

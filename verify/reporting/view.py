@@ -18,6 +18,7 @@ QUANTITY_LABEL = {"renyi": "Rényi divergence R", "dp_epsilon": "ε(δ)", "dp_ep
                   "estimator_undercut_probability": "P(estimate < true divergence)",
                   "holder_hockey_stick": "sup over S of P₁(S) − e^ε P₀(S)^(1−1/p)",
                   "estimate_below_bound_probability": "P(estimate < the exact bound it estimates)",
+                  "smoothness_constant": "smoothness constant of f̂", "approximation_error": "sup |f̂ − f|",
                   "deviation_probability": "P(|empirical mean − mean| ≥ t)"}
 DIRECTION_LABEL = {"upper": "upper bound", "lower": "lower bound", "exact": "exact value"}
 SWEEP_LABEL = {"K": "K", "alpha": "α", "n": "n"}

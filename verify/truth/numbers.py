@@ -40,6 +40,7 @@ class _Mp:
     sqrt = staticmethod(mpmath.sqrt)
     ncdf = staticmethod(mpmath.ncdf)
     ncdf_inv = staticmethod(lambda p: mpmath.sqrt(2) * mpmath.erfinv(2 * mpmath.mpf(p) - 1))
+    lgamma = staticmethod(mpmath.loggamma)
     erf = staticmethod(mpmath.erf)
     erfi = staticmethod(mpmath.erfi)
     pi = staticmethod(lambda: +mpmath.pi)
@@ -98,6 +99,8 @@ class _Arb:
     @staticmethod
     def ncdf(x: Any) -> Any:
         return (-_ball(x) / arb(2).sqrt()).erfc() / 2
+
+    lgamma = staticmethod(lambda x: _ball(x).lgamma())
 
     @staticmethod
     def ncdf_inv(p: Any) -> Any:
