@@ -69,6 +69,15 @@ def _real(value, name: str, theorem: Theorem):
     return value
 
 
+def _derived(expr, values: Mapping[str, float], name: str, theorem: Theorem):
+    """A derived value (a default or a bind); undefined there (a division by zero, a log of 0) is a parameter error
+    naming it, so the point is excluded rather than crashing the run."""
+    try:
+        return evaluate(expr, values)
+    except (ZeroDivisionError, ValueError, OverflowError) as err:
+        raise UndefinedBoundError(f"{theorem.id}: {name} = {expr} is undefined at {_shown(values)} ({err})") from None
+
+
 def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> tuple[dict, dict, dict]:
     """Family parameters and theorem-symbol values at a point: defaults filled, symbols bound, all checked; and the
     truths behind the symbols bound to a family quantity (their floats are rounded: the rigorous fallback encloses
@@ -91,7 +100,7 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
         check_declared_domain(theorem.id, declared[k], v)
     for name, expr in app.defaults.items():
         if name not in values:
-            values[name] = _real(evaluate(expr, values), name, theorem)
+            values[name] = _real(_derived(expr, values, name, theorem), name, theorem)
     family_params = fam.validate(theorem.quantity, {k: v for k, v in values.items()
                                                     if k in fam.parameter_names(theorem.quantity)})
     from_family: dict[str, Truth] = {}
@@ -113,7 +122,7 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
             values[name] = truth.value
             from_family[name] = truth
         else:
-            values[name] = _real(evaluate(target, values), name, theorem)
+            values[name] = _real(_derived(target, values, name, theorem), name, theorem)
     theorem.check_assumptions(values, frozenset(settled))
     return family_params, values, from_family
 

@@ -18,6 +18,7 @@ from verify.symbols import (
     Delta,
     K,
     L,
+    R,
     a,
     alpha,
     beta,
@@ -232,6 +233,11 @@ CALIBRATED = {"q": 1, "sigma": sp.sqrt(2 * log_(1.25 / delta)) / eps}  # noise m
 DP_GRID = {"eps": (0.05, 0.1, 0.5, 0.9, 0.99, 2.0, 5.0, 8.0, 10.0, 20.0), "delta": (1e-10, 1e-5, 1e-2)}
 SMOOTHING_GRID = {"L": (0.5, 1.0, 3.0), "lam": (1e-3, 0.1, 1.0, 10.0)}
 SMOOTHING_DIMS = (1, 2, 3, 10, 100, 10_000)
+# Section 5.5 / Corollary 34: smoothing at lam = R eps/(2 sqrt(n ln(1/delta))), which makes eta <= 2/beta hold
+SECTION55_LAM = {"lam": R * eps / (2 * sp.sqrt(n * log_(1 / delta)))}
+COR34_GRID = {"L": (1.0,), "R": (1.0,), "eps": (0.1, 1.0), "n": (100, 10_000), "d": (1, 10),
+              "delta": (1e-5, 1e-10, 1e-14, 1e-20, 1e-30, 1e-50)}
+COR34_ASSUMPTIONS = (Assumption("delta_range", delta < 1, "0 < delta < 1"),)
 
 THEOREMS += (
     Theorem(
@@ -303,5 +309,25 @@ THEOREMS += (
         "Gamma((d+1)/2)/Gamma(d/2)", _src("Theorem 33 (ii), sharp form"), Variant.DERIVED, Direction.EXACT,
         Quantity.APPROX_ERROR, L * lam * sp.sqrt(2) * sp.gamma((d + 1) / 2) / sp.gamma(d / sp.Integer(2)), (),
         frozenset(), (Application("gaussian_smoothed_norm", HOLDS, {**SMOOTHING_GRID, "d": SMOOTHING_DIMS}),),
+    ),
+    Theorem(
+        "feldman2018.corollary34.smoothing_term",
+        "Corollary 34's smoothing term (4 sqrt2 R L/sqrt n) eps sqrt(d)/(2 ln(1.25/delta))",
+        _src("Corollary 34 (utility, smoothing term)"), Variant.PRINTED, Direction.UPPER, Quantity.APPROX_ERROR,
+        4 * sp.sqrt(2) * R * L / sp.sqrt(n) * eps * sp.sqrt(d) / (2 * log_(sp.Rational(5, 4) / delta)),
+        COR34_ASSUMPTIONS, frozenset(),
+        (Application("gaussian_smoothed_norm", VIOLATED, COR34_GRID, SECTION55_LAM,
+                     note="The smoothing error at Section 5.5's lambda, on f = L||w|| (where Theorem 33's error is "
+                          "attained up to sqrt(pi/2))."),),
+        note="Section 5.5 derives the error L R eps sqrt(d)/(2 sqrt(n ln(1/delta))); the corollary prints ln where "
+             "sqrt(ln) belongs, which is smaller once ln(1/delta) exceeds about 32 (delta < 2e-14, research §7).",
+    ),
+    Theorem(
+        "feldman2018.corollary34.smoothing_term.corrected",
+        "Corollary 34's smoothing term as Section 5.5 derives it: L R eps sqrt(d)/(2 sqrt(n ln(1/delta)))",
+        _src("Section 5.5 (the approximation error of Theorem 33 at the chosen lambda)"), Variant.CORRECTED,
+        Direction.UPPER, Quantity.APPROX_ERROR, L * R * eps * sp.sqrt(d) / (2 * sp.sqrt(n * log_(1 / delta))),
+        COR34_ASSUMPTIONS, frozenset(),
+        (Application("gaussian_smoothed_norm", HOLDS, COR34_GRID, SECTION55_LAM),),
     ),
 )
