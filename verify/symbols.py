@@ -105,3 +105,6 @@ f_top = sp.Symbol("f_top", positive=True)  # the larger value R of a two-valued 
 f_prob = sp.Symbol("f_prob", positive=True)  # P(f = f_top)
 dev = sp.Symbol("dev", positive=True)  # a deviation |E^l f - E f| of an empirical mean
 J_conf = sp.Symbol("J_conf", positive=True)  # a failure probability: the claim holds with probability 1 - J_conf
+# Feldman et al. 2018, Section 5: tasks and public data
+tasks = sp.Symbol("tasks", integer=True, positive=True)  # k independent optimisation tasks on one dataset (Thm 32)
+m_pub = sp.Symbol("m_pub", integer=True, positive=True)  # public records placed last (Corollary 31)

@@ -331,3 +331,7 @@ THEOREMS += (
         (Application("gaussian_smoothed_norm", HOLDS, COR34_GRID, SECTION55_LAM),),
     ),
 )
+
+from verify.catalog.feldman2018_section5 import THEOREMS as _SECTION5  # noqa: E402 - Section 5's entries
+
+THEOREMS += _SECTION5

@@ -1,0 +1,108 @@
+"""Feldman et al. 2018 (seed 001), Section 5: the (eps, delta)-DP claims of Theorem 30, Corollary 31 and Theorem 32,
+checked against the tight eps(delta) of Skip-/Stop-PNSGD's released mixture on linear losses (research §7 items 2,
+5, 7, 8). The local (eps, delta)-DP of Theorems 29-30 is Lemma 27's calibration (`feldman2018.lemma27.dp`)."""
+
+from __future__ import annotations
+
+import sympy as sp
+from sympy import Max, harmonic
+from sympy import log as log_
+
+from verify.model import Application, Assumption, Direction, Quantity, Source, Theorem, Variant
+from verify.results import Verdict
+from verify.symbols import L, delta, eps, m_pub, n, t, tasks
+
+SEED = "001_42e4c75025f5ccc0.txt"
+PAPER = "Feldman, Mironov, Talwar, Thakurta 2018, Privacy Amplification by Iteration"
+HOLDS, VIOLATED = Verdict.HOLDS, Verdict.VIOLATED
+_DP = Quantity.DP_EPSILON
+_REQUIRES = frozenset({"replace_one_fixed_index", "convex", "smooth", "bounded_domain"})
+
+
+def _src(result: str) -> Source:
+    return Source(SEED, PAPER, result, "")
+
+
+DELTA_RANGE = Assumption("delta_range", delta < 1, "0 < delta < 1")
+SMALL_EPS = Assumption("eps_range", eps < 1, "0 < eps < 1 (the classical Gaussian calibration's range)")
+CALIBRATED = {"sigma": 2 * L * sp.sqrt(2 * log_(sp.Rational(5, 4) / delta)) / eps}  # Lemma 27 / Theorems 29, 30
+
+SKIP_GRID = {"eps": (0.5, 1.0, 10.0, 20.0), "delta": (1e-5, 1e-10), "n": (1, 2, 10, 50), "t": (1, 2, 10, 50),
+             "L": (1.0,)}
+# Corollary 31: the last private record t = n - m_pub is the least amplified one
+PUBLIC = (Assumption("public_records", m_pub < n, "1 <= m < n public records"),)
+COR31_GRID = {"eps": (0.5, 1.0, 5.0, 20.0), "delta": (1e-2, 1e-5, 1e-10), "n": (2, 4, 10, 20),
+              "m_pub": (1, 2, 5, 10), "L": (1.0,)}
+LAST_PRIVATE = {"t": n - m_pub}
+# Theorem 32
+THM32_RANGES = (Assumption("eps_range", eps < 1, "0 < eps < 1"),
+                Assumption("delta_range", delta < sp.Rational(1, 2), "0 < delta < 1/2"))
+THM32_GRID = {"eps": (0.5, 0.9), "delta": (1e-5, 1e-3), "n": (1, 5), "t": (1,), "tasks": (1, 10, 100, 1000),
+              "L": (1.0,)}
+
+
+def _thm32_sigma(count) -> dict:
+    """sigma = 4 L sqrt(q ln(1/delta))/eps with q = max(2 k count/n, 2 ln(1/delta))."""
+    q = Max(2 * tasks * count / n, 2 * log_(1 / delta))
+    return {"sigma": 4 * L * sp.sqrt(q * log_(1 / delta)) / eps}
+
+
+THEOREMS = (
+    Theorem(
+        id="feldman2018.theorem30.per_index", title="Skip-PNSGD is (eps/sqrt(n-t+1), delta)-DP at index t",
+        source=_src("Theorem 30 (privacy at index t)"), variant=Variant.PRINTED, direction=Direction.UPPER,
+        quantity=_DP, bound=eps / sp.sqrt(n - t + 1), assumptions=(DELTA_RANGE,), requires=_REQUIRES,
+        applications=(Application("skip_pnsgd_dp_linear", VIOLATED, SKIP_GRID, defaults=CALIBRATED),),
+        note="Stated for every eps > 0 with the classical calibration sigma = 2L sqrt(2 ln(1.25/delta))/eps, which "
+             "needs eps < 1: at t = n = 1 the claim is Lemma 27's and fails for eps > ~8.4; at small eps the true "
+             "eps is far below the claim (the noise of every step, not only the later ones, hides a linear loss).",
+    ),
+    Theorem(
+        id="feldman2018.theorem30.per_index.small_eps",
+        title="Skip-PNSGD is (eps/sqrt(n-t+1), delta)-DP at index t, for eps < 1",
+        source=_src("Theorem 30 (privacy at index t), with Dwork-Roth's eps < 1"), variant=Variant.CORRECTED,
+        direction=Direction.UPPER, quantity=_DP, bound=eps / sp.sqrt(n - t + 1),
+        assumptions=(DELTA_RANGE, SMALL_EPS), requires=_REQUIRES,
+        applications=(Application("skip_pnsgd_dp_linear", HOLDS, SKIP_GRID, defaults=CALIBRATED),),
+        note="Research §7 item 8: Lemma 14 cannot derive it near eps = 1, the improved conversion can; the tight "
+             "eps(delta) of the instance is below it everywhere.",
+    ),
+    Theorem(
+        id="feldman2018.corollary31", title="Skip-PNSGD with m public records last is (eps, delta)-DP for S_priv",
+        source=_src("Corollary 31 (privacy)"), variant=Variant.PRINTED, direction=Direction.UPPER, quantity=_DP,
+        bound=eps, assumptions=(DELTA_RANGE,) + PUBLIC, requires=_REQUIRES,
+        applications=(Application("skip_pnsgd_dp_linear", VIOLATED, COR31_GRID,
+                                  defaults={"sigma": 2 * L * sp.sqrt(log_(sp.Rational(5, 4) / delta) / m_pub) / eps,
+                                            **LAST_PRIVATE},
+                                  note="At the last private index t = n - m, the least amplified one."),),
+        note="Printed sigma = 2L sqrt(ln(1.25/delta)/m)/eps lacks the factor 2 under the root that the corollary's "
+             "own utility term needs (research §7 item 5). On this instance it is refuted at large eps only.",
+    ),
+    Theorem(
+        id="feldman2018.corollary31.corrected",
+        title="Corollary 31 with sigma = 2L sqrt(2 ln(1.25/delta)/m)/eps and eps < 1",
+        source=_src("Corollary 31, sigma matching its utility term"), variant=Variant.CORRECTED,
+        direction=Direction.UPPER, quantity=_DP, bound=eps, assumptions=(DELTA_RANGE, SMALL_EPS) + PUBLIC,
+        requires=_REQUIRES,
+        applications=(Application(
+            "skip_pnsgd_dp_linear", HOLDS, {**COR31_GRID, "eps": (0.1, 0.5, 0.9)},
+            defaults={"sigma": 2 * L * sp.sqrt(2 * log_(sp.Rational(5, 4) / delta) / m_pub) / eps, **LAST_PRIVATE}),),
+        note="Without eps < 1 the corrected sigma fails too (true eps 1.6 eps at eps = 20): the calibration's range.",
+    ),
+    Theorem(
+        id="feldman2018.theorem32",
+        title="k Stop-PNSGD runs with q = max(2k ln n/n, 2 ln(1/delta)) are (eps, delta)-DP",
+        source=_src("Theorem 32 (privacy)"), variant=Variant.PRINTED, direction=Direction.UPPER, quantity=_DP,
+        bound=eps, assumptions=THM32_RANGES, requires=_REQUIRES,
+        applications=(Application("stop_pnsgd_tasks_linear", VIOLATED, THM32_GRID, defaults=_thm32_sigma(log_(n))),),
+        note="Inherits Theorem 26's ln n (the sum is H_n): at n = 1, q = 2 ln(1/delta) for every k, so k runs form a "
+             "Gaussian mechanism whose noise does not grow with k; at eps = 0.5, delta = 1e-5 it fails from k = 86.",
+    ),
+    Theorem(
+        id="feldman2018.theorem32.corrected", title="Theorem 32 with H_n in place of ln n",
+        source=_src("Theorem 32, with the harmonic sum of Theorem 26's proof"), variant=Variant.CORRECTED,
+        direction=Direction.UPPER, quantity=_DP, bound=eps, assumptions=THM32_RANGES, requires=_REQUIRES,
+        applications=(Application("stop_pnsgd_tasks_linear", HOLDS, THM32_GRID,
+                                  defaults=_thm32_sigma(harmonic(n))),),
+    ),
+)

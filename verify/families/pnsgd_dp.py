@@ -1,0 +1,114 @@
+"""(eps, delta)-DP of Skip- and Stop-PNSGD on linear losses (Feldman et al. 2018, Section 5): the tight eps(delta)
+of the released mixture pair (verify.truth.hockey_stick_1d), both orders.
+
+The instance is research §7 item 2's: f(w, x) = <w, x> with x_t = +-L e_1 and the other records 0, on a box K that is
+wide along e_1; the iterates leave it with probability about 2 Phi(-sqrt(n d)/8) under Theorems 30-32's step sizes
+(1e-35 at n d = 10^4), so the projected output's delta differs from the unprojected one's by at most that. Along
+e_1 the output is the mixture of stop_pnsgd_components / skip_pnsgd_components (units eta sigma, eta cancels)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import sympy as sp
+
+from verify.families.mixtures import skip_pnsgd_components, stop_pnsgd_components
+from verify.model import Assumption, Family, Parameter, Quantity
+from verify.results import Method, Truth
+from verify.symbols import L, delta, n, sigma, t, tasks
+from verify.truth.hockey_stick_1d import Mixture1D, enclose_epsilon, epsilon_float
+from verify.truth.mixture_quad import renyi_mixture_quad_both
+from verify.truth.numbers import Enclosure
+
+_DP = Quantity.DP_EPSILON
+_PAD = 1e-9  # relative pad of the float eps(delta): brentq to 1e-13 on a delta(eps) good to ~1e-12
+
+
+def _pair(components, n: int, t: int, L: float, sigma: float, runs: int = 1) -> tuple[Mixture1D, Mixture1D]:
+    """The released laws on S (record t = +L) and S' (-L); `runs` independent one-component runs merge into one
+    Gaussian with sqrt(runs) times the mean gap."""
+    w, means, sds = components(n, t, L, 0.0, sigma)
+    _, means_q, _ = components(n, t, -L, 0.0, sigma)
+    scale = math.sqrt(runs)
+    return Mixture1D.of(w, np.array(means) * scale, sds), Mixture1D.of(w, np.array(means_q) * scale, sds)
+
+
+def _epsilon(p: Mixture1D, q: Mixture1D, delta: float, what: str) -> Truth:
+    """max over both orders of the tight eps(delta), with its Arb bracket as the enclosure."""
+    value = max(epsilon_float(p, q, delta), epsilon_float(q, p, delta))
+
+    def enclose(prec: int) -> Enclosure:
+        a, b = enclose_epsilon(p, q, delta, prec), enclose_epsilon(q, p, delta, prec)
+        return Enclosure(max(a.lower, b.lower), max(a.upper, b.upper), a.method, prec)
+
+    pad = _PAD * value + 1e-15
+    return Truth(value, max(value - pad, 0.0), value + pad, Method.EXACT, what, enclose=enclose)
+
+
+def _skip_epsilon(sigma, L, n, t, delta) -> Truth:
+    p, q = _pair(skip_pnsgd_components, int(n), int(t), float(L), float(sigma))
+    return _epsilon(p, q, float(delta), f"Skip-PNSGD, record {int(t)} of {int(n)} = +-L: tight eps(delta) of the "
+                                        f"{len(p.weights)}-component mixture pair, both orders")
+
+
+def _rdp_epsilon_upper(p: Mixture1D, q: Mixture1D, runs: int, delta: float) -> float:
+    """An upper bound on eps(delta) of `runs` independent copies: runs * R_alpha (the larger order, quadrature upper
+    end) through the conversion eps = R + log((alpha-1)/alpha) - (log delta + log alpha)/(alpha - 1) (Balle et al.
+    2020, Thm. 21), minimised over a grid of orders."""
+    best = math.inf
+    for a in np.geomspace(1.05, 400.0, 24):
+        pq, qp = renyi_mixture_quad_both(p.weights, p.means, p.sds, q.weights, q.means, q.sds, float(a))
+        rdp = runs * max(pq.upper, qp.upper)
+        best = min(best, rdp + math.log1p(-1 / a) - (math.log(delta) + math.log(a)) / (a - 1))
+    return max(best, 0.0)
+
+
+def _tasks_epsilon(sigma, L, n, t, tasks, delta) -> Truth:
+    n, t, k, delta = int(n), int(t), int(tasks), float(delta)
+    what = f"{k} independent Stop-PNSGD runs, record {t} of {n} = +-L"
+    if n == 1 or k == 1:  # one Gaussian (n = 1: the k runs merge) or one mixture pair: tight
+        p, q = _pair(stop_pnsgd_components, n, t, float(L), float(sigma), runs=k if n == 1 else 1)
+        return _epsilon(p, q, delta, what + (": a Gaussian mechanism with sqrt(k) times the gap" if n == 1 else
+                                             ": one mixture pair") + ", tight eps(delta), both orders")
+    p, q = _pair(stop_pnsgd_components, n, t, float(L), float(sigma))
+    lower = _epsilon(p, q, delta, "").lower  # dropping k - 1 runs is post-processing
+    upper = max(_rdp_epsilon_upper(p, q, k, delta), lower)
+    return Truth((lower + upper) / 2, lower, upper, Method.SERIES,
+                 what + ": between one run's tight eps(delta) and the RDP conversion of k R_alpha (no enclosure)")
+
+
+_SIGMA = Parameter(sigma, sigma > 0, "std of the noise added to each gradient")
+_L = Parameter(L, L > 0, "Lipschitz constant; record t is +L e_1 vs -L e_1 (linear loss)")
+_T = Parameter(t, t >= 1, "index of the replaced record (1-based)", integer=True)
+_DELTA = Parameter(delta, sp.And(delta > 0, delta < 1), "delta of (eps, delta)-DP")
+_INDEX = (Assumption("index_in_range", t <= n, "1 <= t <= n"),)
+_FACTS = frozenset({"replace_one_fixed_index", "convex", "smooth", "linear_loss", "bounded_domain"})
+
+SKIP_PNSGD_DP_LINEAR = Family(
+    name="skip_pnsgd_dp_linear",
+    description="Skip-PNSGD (Feldman et al. Sec. 4: skip t0 ~ U{0..floor(n/2)} records, run the other n - t0 steps) "
+                "on linear losses, record t = +-L e_1, the others 0, K a box wide along e_1: the tight eps(delta) of "
+                "the released mixture over t0 of N(-[t > t0](+-L)/sigma, n - t0) (units eta sigma).",
+    parameters=(_SIGMA, _L, Parameter(n, sp.And(n >= 1, n <= 100), "number of records, 1..100", integer=True), _T,
+                _DELTA),
+    facts=_FACTS, truths={_DP: _skip_epsilon},
+    method="hockey stick of the 1-D mixture pair: float roots, Arb bracket (proven signs, Phi differences)",
+    constraints=_INDEX, expensive=True,
+)
+
+STOP_PNSGD_TASKS_LINEAR = Family(
+    name="stop_pnsgd_tasks_linear",
+    description="k independent Stop-PNSGD runs (T ~ U{1..n} each) on one dataset, linear losses, record t = +-L e_1, "
+                "the others 0, K a box wide along e_1 (Theorem 32's setting with f_i = f). n = 1: a Gaussian "
+                "mechanism with gap 2 L sqrt(k)/sigma; k = 1: one mixture pair; otherwise bracketed between one "
+                "run's eps and the RDP conversion of k R_alpha.",
+    parameters=(_SIGMA, _L, Parameter(n, sp.And(n >= 1, n <= 30), "number of records, 1..30", integer=True), _T,
+                Parameter(tasks, sp.And(tasks >= 1, tasks <= 10**6), "number k of tasks (runs), 1..10^6",
+                          integer=True), _DELTA),
+    facts=_FACTS, truths={_DP: _tasks_epsilon},
+    method="tight eps(delta) of a Gaussian or mixture pair (Arb-bracketed); RDP-conversion bracket otherwise",
+    constraints=_INDEX, expensive=True,
+)
+
+FAMILIES = (SKIP_PNSGD_DP_LINEAR, STOP_PNSGD_TASKS_LINEAR)
