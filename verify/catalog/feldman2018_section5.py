@@ -1,6 +1,7 @@
 """Feldman et al. 2018 (seed 001), Section 5: the (eps, delta)-DP claims of Theorem 30, Corollary 31 and Theorem 32,
 checked against the tight eps(delta) of Skip-/Stop-PNSGD's released mixture on linear losses (research §7 items 2,
-5, 7, 8). The local (eps, delta)-DP of Theorems 29-30 is Lemma 27's calibration (`feldman2018.lemma27.dp`)."""
+5, 7, 8), and the utility bounds of Theorems 28-30, Corollary 31 and Theorem 32 against projected SGD on a box
+(psgd_box_linear). The local (eps, delta)-DP of Theorems 29-30 is Lemma 27's calibration (`feldman2018.lemma27.dp`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from sympy import log as log_
 
 from verify.model import Application, Assumption, Direction, Quantity, Source, Theorem, Variant
 from verify.results import Verdict
-from verify.symbols import L, delta, eps, m_pub, n, t, tasks
+from verify.symbols import K, L, R, d, delta, eps, m_pub, n, sigma, t, tasks
 
 SEED = "001_42e4c75025f5ccc0.txt"
 PAPER = "Feldman, Mironov, Talwar, Thakurta 2018, Privacy Amplification by Iteration"
@@ -104,5 +105,84 @@ THEOREMS = (
         direction=Direction.UPPER, quantity=_DP, bound=eps, assumptions=THM32_RANGES, requires=_REQUIRES,
         applications=(Application("stop_pnsgd_tasks_linear", HOLDS, THM32_GRID,
                                   defaults=_thm32_sigma(harmonic(n))),),
+    ),
+)
+
+# ---- utility: E F(W) - F* of projected SGD on a box, F linear (psgd_box_linear) -------------------------------------
+_AVG = Quantity.AVG_EXCESS_RISK
+_UTIL_REQUIRES = frozenset({"convex", "bounded_domain"})
+L_G = sp.sqrt(L**2 + d * sigma**2)  # E||G||^2 = L^2 + d sigma^2 for the noisy gradient
+STOP = {"K": n, "first": 1}  # Stop-PNSGD's output = Theorem 28's average over w_1..w_n
+SKIP = {"K": n, "first": n - sp.floor(n / 2)}  # Skip-PNSGD's output stops uniformly in {ceil(n/2)..n}
+PSGD_GRID = {"L": (1.0,), "R": (1.0,), "d": (1, 10), "sigma": (0.1, 1.0, 4.0), "K": (1, 10, 50), "start": (0.0, 1.0)}
+UTIL_GRID = {"L": (1.0,), "R": (0.1, 10.0), "d": (1, 100), "eps": (0.5, 1.0), "delta": (1e-5,), "n": (10, 50),
+             "start": (1.0,)}
+COR31_UTIL_GRID = {**UTIL_GRID, "n": (20, 50), "m_pub": (1, 10)}
+THM32_UTIL_GRID = {"L": (1.0,), "R": (1.0,), "d": (1, 100), "eps": (0.5,), "delta": (1e-5,), "n": (10, 50),
+                   "tasks": (1, 1000), "start": (1.0,)}
+UTILITY_29 = 4 * R * L / sp.sqrt(n) * sp.sqrt(1 + 8 * d * log_(sp.Rational(5, 4) / delta) / eps**2)
+
+
+def _step(numerator) -> dict:
+    """eta = numerator / sqrt(n (L^2 + d sigma^2))."""
+    return {"eta": numerator / sp.sqrt(n * (L**2 + d * sigma**2))}
+
+
+THEOREMS += (
+    Theorem(
+        id="feldman2018.theorem28", title="Projected SGD with eta = 2R/(L_G sqrt T): average excess <= 4 R L_G/sqrt T",
+        source=_src("Theorem 28"), variant=Variant.PRINTED, direction=Direction.UPPER, quantity=_AVG,
+        bound=4 * R * L_G / sp.sqrt(K), assumptions=(), requires=_UTIL_REQUIRES,
+        applications=(Application("psgd_box_linear", HOLDS, PSGD_GRID,
+                                  defaults={"eta": 2 * R / (L_G * sp.sqrt(K)), "first": 1}),),
+        note="The standard analysis gives 2 R L_G/sqrt T for w_0..w_{T-1}; the printed update w + eta G is a sign "
+             "typo.",
+    ),
+    Theorem(
+        id="feldman2018.theorem29.utility", title="Stop-PNSGD's excess population loss (Theorem 29)",
+        source=_src("Theorem 29 (utility)"), variant=Variant.PRINTED, direction=Direction.UPPER, quantity=_AVG,
+        bound=UTILITY_29, assumptions=(DELTA_RANGE,), requires=_UTIL_REQUIRES,
+        applications=(Application("psgd_box_linear", HOLDS, UTIL_GRID,
+                                  defaults={**CALIBRATED, **_step(2 * R), **STOP}),),
+    ),
+    Theorem(
+        id="feldman2018.theorem30.utility", title="Skip-PNSGD's excess population loss, eta = sqrt(8) R/...",
+        source=_src("Theorem 30 (utility), step read as sqrt(8) R"), variant=Variant.CORRECTED,
+        direction=Direction.UPPER, quantity=_AVG, bound=sp.sqrt(2) * UTILITY_29, assumptions=(DELTA_RANGE,),
+        requires=_UTIL_REQUIRES,
+        applications=(Application("psgd_box_linear", HOLDS, UTIL_GRID,
+                                  defaults={**CALIBRATED, **_step(sp.sqrt(8) * R), **SKIP}),),
+        note="Theorem 29 on the n/2 points of Stop(n/2)-PNSGD, whose output law is Skip-PNSGD's.",
+    ),
+    Theorem(
+        id="feldman2018.theorem30.utility.printed_step",
+        title="Theorem 30's utility with the printed eta = sqrt(8R)/...",
+        source=_src("Theorem 30 (utility), step as printed"), variant=Variant.PRINTED, direction=Direction.UPPER,
+        quantity=_AVG, bound=sp.sqrt(2) * UTILITY_29, assumptions=(DELTA_RANGE,), requires=_UTIL_REQUIRES,
+        applications=(Application("psgd_box_linear", HOLDS, UTIL_GRID,
+                                  defaults={**CALIBRATED, **_step(sp.sqrt(8 * R)), **SKIP}),),
+        note="sqrt(8R) has the wrong units (research §7 item 9); on the box it still meets the bound (R = 0.1..10).",
+    ),
+    Theorem(
+        id="feldman2018.corollary31.utility", title="Corollary 31's excess population loss (printed sigma)",
+        source=_src("Corollary 31 (utility)"), variant=Variant.PRINTED, direction=Direction.UPPER, quantity=_AVG,
+        bound=4 * sp.sqrt(2) * R * L / sp.sqrt(n)
+        * sp.sqrt(1 + 8 * d * log_(sp.Rational(5, 4) / delta) / (m_pub * eps**2)),
+        assumptions=(DELTA_RANGE,) + PUBLIC, requires=_UTIL_REQUIRES,
+        applications=(Application("psgd_box_linear", HOLDS, COR31_UTIL_GRID, defaults={
+            "sigma": 2 * L * sp.sqrt(log_(sp.Rational(5, 4) / delta) / m_pub) / eps, **_step(sp.sqrt(8) * R),
+            **SKIP}),),
+        note="The printed sigma is half the variance the term assumes, so the utility holds a fortiori.",
+    ),
+    Theorem(
+        id="feldman2018.theorem32.utility", title="Theorem 32's excess loss per task, eta = 4R/...",
+        source=_src("Theorem 32 (utility)"), variant=Variant.PRINTED, direction=Direction.UPPER, quantity=_AVG,
+        bound=4 * R * L / sp.sqrt(n) * sp.sqrt(
+            1 + 16 * d * Max(2 * tasks * log_(n) / n, 2 * log_(1 / delta)) * log_(1 / delta) / eps**2),
+        assumptions=THM32_RANGES, requires=_UTIL_REQUIRES,
+        applications=(Application("psgd_box_linear", HOLDS, THM32_UTIL_GRID,
+                                  defaults={**_thm32_sigma(log_(n)), **_step(4 * R), **STOP}),),
+        note="eta = 4R/... is twice Theorem 28's 2R/...; the bound still holds here (standard SGD analysis gives "
+             "about 2.5 R L_G/sqrt n), but it does not follow from Theorem 28 as stated (research §7 item 9).",
     ),
 )

@@ -1,0 +1,69 @@
+"""Monotone lattice brackets of projected noisy SGD on an interval against independent references: the unprojected
+mean, the clipped Gaussian's closed-form mean (mpmath), and a seeded Monte-Carlo simulation."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+from verify.errors import ParameterError
+from verify.families import family
+from verify.model import Quantity
+from verify.truth.projected_chain import mean_bracket
+
+
+def clipped_mean(mu, tau, a):
+    """E clip(Y, -a, a), Y ~ N(mu, tau^2), 30 digits."""
+    with mpmath.workdps(30):
+        lo, hi = (-a - mu) / tau, (a - mu) / tau
+        inside = mu * (mpmath.ncdf(hi) - mpmath.ncdf(lo)) + tau * (mpmath.npdf(lo) - mpmath.npdf(hi))
+        return -a * mpmath.ncdf(lo) + a * (1 - mpmath.ncdf(hi)) + inside
+
+
+def test_far_walls_leave_the_unprojected_mean():
+    b = mean_bracket(100.0, 0.5, 1.0, 10, 0.0, 2000)
+    assert np.all(b[:, 0] <= -0.5 * np.arange(1, 11)) and np.all(-0.5 * np.arange(1, 11) <= b[:, 1])
+
+
+@pytest.mark.parametrize(("a", "drift", "tau", "start"), [(1.0, 0.1, 0.3, 0.5), (1.0, -0.4, 2.0, 1.0),
+                                                          (0.2, 0.05, 0.01, -0.2), (3.0, 0.0, 1.0, 0.0)])
+def test_one_step_brackets_the_clipped_gaussian_mean(a, drift, tau, start):
+    b = mean_bracket(a, drift, tau, 1, start, 1000)
+    exact = float(clipped_mean(start - drift, tau, a))
+    assert b[0, 0] <= exact <= b[0, 1]
+    assert b[0, 1] - b[0, 0] <= 2 * a / 1000 + 1e-9
+
+
+def test_many_steps_bracket_a_seeded_simulation():
+    rng = np.random.default_rng(0)
+    a, drift, tau, steps = 1.0, 0.1, 0.3, 30
+    w = np.full(400_000, 0.5)
+    means = []
+    for _ in range(steps):
+        w = np.clip(w - drift - tau * rng.standard_normal(w.size), -a, a)
+        means.append(w.mean())
+    b = mean_bracket(a, drift, tau, steps, 0.5, 2000)
+    se = 5 * 0.6 / math.sqrt(w.size)
+    assert np.all(b[:, 0] - se <= means) and np.all(means <= b[:, 1] + se)
+    assert np.max(b[:, 1] - b[:, 0]) < 0.01
+
+
+def test_box_family_is_sqrt_d_copies_of_the_chain():
+    truth = family("psgd_box_linear").truths[Quantity.AVG_EXCESS_RISK]
+    d, L, R, sigma, eta = 4, 2.0, 1.0, 0.5, 0.3
+    a = R / math.sqrt(d)
+    one = truth(L=L, R=R, d=d, sigma=sigma, eta=eta, K=1, first=1, start=1.0)
+    exact = math.sqrt(d) * L * (float(clipped_mean(a - eta * L / math.sqrt(d), eta * sigma, a)) + a)
+    assert one.lower <= exact <= one.upper
+
+
+def test_bad_chains_are_errors():
+    with pytest.raises(ParameterError, match="start"):
+        mean_bracket(1.0, 0.1, 0.3, 5, 2.0, 100)
+    with pytest.raises(ParameterError, match="finite"):
+        mean_bracket(1.0, math.nan, 0.3, 5, 0.0, 100)
+    with pytest.raises(ParameterError, match="work cap"):
+        mean_bracket(1.0, 0.1, 0.3, 10**6, 0.0, 1000)
