@@ -108,5 +108,5 @@ J_conf = sp.Symbol("J_conf", positive=True)  # a failure probability: the claim 
 # Feldman et al. 2018, Section 5: tasks and public data
 tasks = sp.Symbol("tasks", integer=True, positive=True)  # k independent optimisation tasks on one dataset (Thm 32)
 m_pub = sp.Symbol("m_pub", integer=True, positive=True)  # public records placed last (Corollary 31)
-first = sp.Symbol("first", integer=True, positive=True)  # first iterate of a uniform average (1: all of w_1..w_K)
+first = sp.Symbol("first", integer=True, nonnegative=True)  # first iterate of a uniform average (0: w_0..w_K)
 start = sp.Symbol("start", real=True)  # start point as a fraction of the box half-width (w_0 = start * a per axis)

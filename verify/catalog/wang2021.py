@@ -12,7 +12,7 @@ from sympy import log, sqrt
 
 from verify.model import Application, Assumption, Direction, FromFamily, Quantity, Source, Theorem, Variant
 from verify.results import Verdict
-from verify.symbols import K, L, S, alpha, beta, d, delta, dist, eps_rdp, eta, lam, n, q, sigma
+from verify.symbols import K, L, R, S, alpha, beta, d, delta, dist, eps_rdp, eta, lam, n, q, sigma, start
 
 SEED = "002_a35c13e02064c21b.txt"
 PAPER = "Wang 2021, CS292A Lecture 12: NoisyGD and NoisySGD (lecture notes)"
@@ -118,5 +118,37 @@ THEOREMS += (
                      bind={"eps_base": FromFamily(Quantity.DP_EPSILON, {"q": 1, "delta": delta / q})},
                      note="eps_base is the tight eps of the Gaussian mechanism (q = 1) at delta'/gamma; the truth "
                           "is the tight eps of the subsampled mechanism at delta'."),),
+    ),
+)
+
+# ---- Section 12.2.3 (convex, Lipschitz): projected NoisyGD on a box (psgd_box_linear) ------------------------------
+# f(x) = L <u, x> is convex and L-Lipschitz (L: the notes' nL, the Lipschitz constant of f = sum_i l_i); the box holds
+# x* (a corner), and projecting onto a convex set holding x* leaves the notes' analysis unchanged. x_1 = w_0 and the
+# average runs over x_1..x_T = w_0..w_K (T = K + 1); ||x_1 - x*|| = (start + 1) R.
+AT_CORNER = {"dist": (start + 1) * R}
+G_SQ = d * sigma**2 + L**2  # E||g_t||^2 <= (nL)^2 + d sigma^2
+LIPSCHITZ_GRID = {"L": (1.0,), "R": (1.0,), "d": (1, 10), "sigma": (0.1, 1.0, 4.0), "K": (1, 10, 50),
+                  "start": (0.0, 1.0)}
+
+THEOREMS += (
+    Theorem(
+        id="wang2021.convex_lipschitz", title="NoisyGD on convex Lipschitz losses, step chosen optimally",
+        source=_src("Section 12.2.3", "utility bound, first inequality"), variant=Variant.PRINTED,
+        direction=Direction.UPPER, quantity=Quantity.AVG_EXCESS_RISK, bound=dist * sqrt(G_SQ) / sqrt(K + 1),
+        assumptions=(), requires=frozenset({"convex"}),
+        applications=(Application("psgd_box_linear", HOLDS, LIPSCHITZ_GRID,
+                                  defaults={"eta": (start + 1) * R / sqrt((K + 1) * G_SQ), "first": 0},
+                                  bind=AT_CORNER),),
+        note="With the notes' own intermediate bound D^2/(T eta) + eta G^2 the optimal step gives 2 D G/sqrt T, "
+             "twice the printed value; the standard analysis (D^2/(2 T eta) + eta G^2/2) gives D G/sqrt T, as printed.",
+    ),
+    Theorem(
+        id="wang2021.convex_lipschitz.any_step", title="NoisyGD on convex Lipschitz losses, any fixed step",
+        source=_src("Section 12.2.3", "first display"), variant=Variant.PRINTED, direction=Direction.UPPER,
+        quantity=Quantity.AVG_EXCESS_RISK, bound=dist**2 / ((K + 1) * eta) + eta * G_SQ, assumptions=(),
+        requires=frozenset({"convex"}),
+        applications=(Application("psgd_box_linear", HOLDS,
+                                  {**LIPSCHITZ_GRID, "sigma": (0.1, 1.0), "K": (10, 50), "start": (1.0,),
+                                   "eta": (0.01, 0.1, 1.0)}, defaults={"first": 0}, bind=AT_CORNER),),
     ),
 )
