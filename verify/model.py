@@ -49,6 +49,7 @@ class Quantity(str, Enum):
     LSI_CONSTANT = "lsi_constant"  # largest c such that every tracing-diffusion marginal is c-LSI
     AVG_GRAD_SQ = "avg_grad_norm_sq"  # (1/K) sum_k E||grad f(x_k)||^2 (utility, non-convex)
     AVG_EXCESS_RISK = "avg_excess_risk"  # (1/K) sum_k E[f(x_k)] - min f (utility, ergodic)
+    AVERAGED_ITERATE_RISK = "averaged_iterate_risk"  # E[f(sum_k w_k x_k)] - min f: an averaged iterate's excess risk
     SHIFTED_RENYI = "shifted_renyi"  # D_alpha^{(z)}: Rényi divergence after moving the first law by <= z in W_inf
     GRADIENT_MAP_LIPSCHITZ = "gradient_map_lipschitz"  # Lipschitz constant of F(theta) = theta - eta grad f(theta)
     PROX_LIPSCHITZ = "prox_lipschitz"  # Lipschitz constant of the proximal map T = Prox_{eta, r}
@@ -65,7 +66,7 @@ class Quantity(str, Enum):
     @property
     def kind(self) -> str:
         utility = (Quantity.EXCESS_RISK, Quantity.AVG_GRAD_SQ, Quantity.AVG_EXCESS_RISK, Quantity.SMOOTHNESS,
-                   Quantity.APPROX_ERROR)
+                   Quantity.APPROX_ERROR, Quantity.AVERAGED_ITERATE_RISK)
         return "utility" if self in utility else "privacy"
 
 

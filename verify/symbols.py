@@ -110,3 +110,5 @@ tasks = sp.Symbol("tasks", integer=True, positive=True)  # k independent optimis
 m_pub = sp.Symbol("m_pub", integer=True, positive=True)  # public records placed last (Corollary 31)
 first = sp.Symbol("first", integer=True, nonnegative=True)  # first iterate of a uniform average (0: w_0..w_K)
 start = sp.Symbol("start", real=True)  # start point as a fraction of the box half-width (w_0 = start * a per axis)
+shift = sp.Symbol("shift", integer=True, nonnegative=True)  # step eta_t = 1/(lam (t + shift)), t = 1, 2, ...
+weighted = sp.Symbol("weighted", integer=True, nonnegative=True)  # 0: uniform average of x_1..x_T, 1: weights ~ t

@@ -67,3 +67,26 @@ def test_bad_chains_are_errors():
         mean_bracket(1.0, math.nan, 0.3, 5, 0.0, 100)
     with pytest.raises(ParameterError, match="work cap"):
         mean_bracket(1.0, 0.1, 0.3, 10**6, 0.0, 1000)
+
+
+@pytest.mark.parametrize(("shift", "weighted"), [(0, 0), (1, 1)])
+def test_averaged_iterate_risk_brackets_a_seeded_simulation(shift, weighted):
+    """f = (lam/2) w^2 on [-a, a], eta_t = 1/(lam (t + shift)): E f(x_bar) by simulation lies in the Jensen bracket,
+    and so does the simulated mean of f(x_t)."""
+    lam, a, sigma, T = 1.0, 1.0, 1.0, 20
+    truth = family("psgd_box_quadratic").truths[Quantity.AVERAGED_ITERATE_RISK](
+        lam=lam, R=a, d=1, sigma=sigma, K=T, start=1.0, shift=shift, weighted=weighted)
+    rng = np.random.default_rng(1)
+    x = np.full(200_000, a)
+    weights = np.arange(1, T + 1, dtype=float) if weighted else np.ones(T)
+    weights /= weights.sum()
+    total, f_mean = weights[0] * x, weights[0] * lam / 2 * x**2
+    for t in range(1, T):
+        step = 1 / (lam * (t + shift))
+        x = np.clip(x - step * (lam * x + sigma * rng.standard_normal(x.size)), -a, a)
+        total, f_mean = total + weights[t] * x, f_mean + weights[t] * lam / 2 * x**2
+    risk = lam / 2 * total**2
+    se = 5 * risk.std() / math.sqrt(x.size)
+    assert truth.lower - se <= risk.mean() <= truth.upper + se
+    assert f_mean.mean() <= truth.upper + 5 * f_mean.std() / math.sqrt(x.size)
+    assert f_mean.mean() >= truth.upper - 0.01  # the upper end is the mean of E f(x_t), bracketed tightly

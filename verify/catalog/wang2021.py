@@ -152,3 +152,32 @@ THEOREMS += (
                                    "eta": (0.01, 0.1, 1.0)}, defaults={"first": 0}, bind=AT_CORNER),),
     ),
 )
+
+# ---- Section 12.2.4 (strongly convex, Lipschitz): f = (lam/2)||w||^2 on a box, where it is lam R-Lipschitz --------
+# L is again the notes' nL: bound to lam R, the largest gradient norm on the box. The claims are on E f(x_bar);
+# the truth is bracketed between f(E x_bar) and the average of E f(x_t) (Jensen).
+STRONGLY_CONVEX_GRID = {"lam": (1.0,), "R": (1.0,), "d": (1, 10), "sigma": (0.1, 1.0), "K": (2, 10, 50),
+                        "start": (1.0,)}
+ON_BOX = {"L": lam * R}
+
+THEOREMS += (
+    Theorem(
+        id="wang2021.strongly_convex_lipschitz",
+        title="NoisyGD on strongly convex Lipschitz losses, eta_t = 1/(lam t): G^2 (1 + log T)/(2 lam T)",
+        source=_src("Section 12.2.4", "first display"), variant=Variant.PRINTED, direction=Direction.UPPER,
+        quantity=Quantity.AVERAGED_ITERATE_RISK, bound=(L**2 + d * sigma**2) / (2 * lam * K) * (1 + log(K)),
+        assumptions=(), requires=frozenset({"strongly_convex"}),
+        applications=(Application("psgd_box_quadratic", HOLDS, STRONGLY_CONVEX_GRID,
+                                  defaults={"shift": 0, "weighted": 0}, bind=ON_BOX),),
+    ),
+    Theorem(
+        id="wang2021.strongly_convex_lipschitz.weighted",
+        title="... with eta_t = 1/(lam (t+1)) and weights ~ t: E f(x_bar) - f* <= 4 G^2/(lam (T + 1))",
+        source=_src("Section 12.2.4", "second display"), variant=Variant.PRINTED, direction=Direction.UPPER,
+        quantity=Quantity.AVERAGED_ITERATE_RISK, bound=4 * (L**2 + d * sigma**2) / (lam * (K + 1)),
+        assumptions=(), requires=frozenset({"strongly_convex"}),
+        applications=(Application("psgd_box_quadratic", HOLDS, STRONGLY_CONVEX_GRID,
+                                  defaults={"shift": 1, "weighted": 1}, bind=ON_BOX),),
+        note="Lacoste-Julien et al. (2012) prove 2 G^2/(lam (T + 1)); the notes' 4 is loose by 2.",
+    ),
+)

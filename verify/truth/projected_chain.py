@@ -1,16 +1,20 @@
-"""Proven brackets on E[w_k] of projected noisy SGD on an interval, by monotone lattice chains.
+"""Proven brackets on E[phi(w_k)] of projected noisy SGD on an interval, by monotone lattice chains.
 
-The chain w_k = clip_[-a, a](w_{k-1} - eta (g + sigma Z_k)) is monotone in w_{k-1} for every Z_k. Rounding each
+The chain w_k = clip_[-a, a](c_k w_{k-1} - drift_k + tau_k Z_k), c_k >= 0 (a linear loss: c = 1, drift = eta g; a
+quadratic (lam/2) w^2: c = 1 - eta lam), is monotone in w_{k-1} for every Z_k. Rounding each
 iterate down (up) to the lattice -a + j h, j = 0..N, gives chains l_k <= w_k <= u_k for the same noise, by
 induction (floor(f(l, Z)) <= f(l, Z) <= f(w, Z)). Their laws are exact vectors on the lattice (transition
-probabilities are normal cdf differences), so E[l_k] <= E[w_k] <= E[u_k]; each step's rounding moves a chain by at
-most h, so the bracket is at most k h wide. Float rounding of the probabilities (row sums within N * 1e-16 of 1) is
+probabilities are normal cdf differences), so E[phi(l_k)] <= E[phi(w_k)] <= E[phi(u_k)] for increasing phi (reversed for
+decreasing phi; w^2 is the sum of an increasing and a decreasing part); each step's rounding moves a chain by at most
+h, so the mean bracket is at most k h wide. Float rounding of the probabilities (row sums within N * 1e-16 of 1) is
 covered by a pad of 1e-11 a per step.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import special
@@ -20,39 +24,76 @@ from verify.errors import ParameterError
 MAX_WORK = 4e9  # N^2 * steps multiply-adds per bracket (about a second)
 
 
-def _transition(a: float, n: int, drift: float, tau: float, up: bool) -> np.ndarray:
-    """Row j: the law of the rounded clip(x_j - drift + tau Z) on the lattice x_k = -a + k h."""
+@dataclass(frozen=True)
+class AffineStep:
+    """One step w <- clip_[-a, a](c w - drift + tau Z), Z ~ N(0, 1); monotone in w when c >= 0."""
+
+    c: float
+    drift: float
+    tau: float
+
+
+@dataclass(frozen=True)
+class LatticeLaws:
+    """The laws of the rounded-down and rounded-up chains after each step (rows k = 0..steps-1 are w_1..w_steps)."""
+
+    points: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+
+    def expectation(self, increasing: np.ndarray, decreasing: np.ndarray | None = None) -> np.ndarray:
+        """(steps, 2) proven [lower, upper] on E[phi(w_k)] for phi = increasing + decreasing (both given on the
+        lattice points, monotone in that direction), padded for float rounding."""
+        dec = np.zeros_like(increasing) if decreasing is None else decreasing
+        low = self.lower @ increasing + self.upper @ dec
+        high = self.upper @ increasing + self.lower @ dec
+        pad = 1e-11 * (np.max(np.abs(increasing)) + np.max(np.abs(dec))) * np.arange(1, len(low) + 1)
+        return np.column_stack([low - pad, high + pad])
+
+
+def _transition(a: float, n: int, step: AffineStep, up: bool) -> np.ndarray:
+    """Row j: the law of the rounded clip(c x_j - drift + tau Z) on the lattice x_k = -a + k h."""
     x = np.linspace(-a, a, n + 1)
     h = 2 * a / n
-    # cell edges in units of tau from each row's mean: rounding down maps [x_k, x_k+1) -> x_k, up maps (x_k-1, x_k]
+    # rounding down maps [x_k, x_k+1) -> x_k, up maps (x_k-1, x_k]: the inner cell edges
     edges = x[:-1] + h if not up else x[:-1]
-    z = (edges[None, :] - (x[:, None] - drift)) / tau
+    z = (edges[None, :] - (step.c * x[:, None] - step.drift)) / step.tau
     cdf = special.ndtr(z)  # P(y below each inner edge), rows = sources
     probs = np.diff(np.concatenate([np.zeros((n + 1, 1)), cdf, np.ones((n + 1, 1))], axis=1), axis=1)
     return np.clip(probs, 0.0, 1.0)
 
 
-def mean_bracket(a: float, drift: float, tau: float, steps: int, start: float, n: int) -> np.ndarray:
-    """(steps, 2) array: proven [lower, upper] on E[w_k], k = 1..steps, for w_0 = start in [-a, a]."""
-    for name, v in (("a", a), ("drift", drift), ("tau", tau), ("start", start)):
+def lattice_laws(a: float, steps: Sequence[AffineStep], start: float, n: int) -> LatticeLaws:
+    """Both rounded chains' laws after each of `steps`, from w_0 = start in [-a, a], on n + 1 lattice points."""
+    for name, v in (("a", a), ("start", start)) + tuple(
+            (f"step {k} {f}", getattr(st, f)) for k, st in enumerate(steps) for f in ("c", "drift", "tau")):
         if not math.isfinite(v):
             raise ParameterError(f"{name} must be finite, got {v!r}")
-    if a <= 0 or tau <= 0 or not -a <= start <= a:
-        raise ParameterError("need a > 0, tau > 0 and -a <= start <= a")
-    if (n + 1) ** 2 * steps > MAX_WORK:
-        raise ParameterError(f"{steps} steps on {n + 1} lattice points exceed the work cap; use fewer steps")
+    if a <= 0 or not -a <= start <= a:
+        raise ParameterError("need a > 0 and -a <= start <= a")
+    if any(st.tau <= 0 or st.c < 0 for st in steps):
+        raise ParameterError("every step needs tau > 0 and c >= 0 (a monotone map)")
+    if (n + 1) ** 2 * len(steps) > MAX_WORK:
+        raise ParameterError(f"{len(steps)} steps on {n + 1} lattice points exceed the work cap; use fewer steps")
     x = np.linspace(-a, a, n + 1)
     h = 2 * a / n
-    out = np.empty((steps, 2))
-    for col, up in ((0, False), (1, True)):
-        m = _transition(a, n, drift, tau, up)
+    laws = []
+    for up in (False, True):
         law = np.zeros(n + 1)
         j = math.floor((start + a) / h) if not up else math.ceil((start + a) / h - 1e-12)
         law[min(max(j, 0), n)] = 1.0
-        for k in range(steps):
-            law = law @ m
-            out[k, col] = law @ x
-    pad = 1e-11 * a * np.arange(1, steps + 1)
-    out[:, 0] -= pad
-    out[:, 1] += pad
-    return out
+        rows, cached, matrix = [], None, None
+        for st in steps:
+            if st != cached:
+                cached, matrix = st, _transition(a, n, st, up)
+            law = law @ matrix
+            rows.append(law)
+        laws.append(np.array(rows))
+    return LatticeLaws(x, laws[0], laws[1])
+
+
+def mean_bracket(a: float, drift: float, tau: float, steps: int, start: float, n: int) -> np.ndarray:
+    """(steps, 2) array: proven [lower, upper] on E[w_k], k = 1..steps, for the constant step
+    w <- clip(w - drift + tau Z) from w_0 = start in [-a, a]."""
+    laws = lattice_laws(a, [AffineStep(1.0, drift, tau)] * steps, start, n)
+    return laws.expectation(laws.points)
