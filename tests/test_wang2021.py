@@ -7,6 +7,7 @@ import pytest
 import verify
 from verify import CATALOG, Verdict
 from verify.checker import check_application
+from verify.families import family
 
 FAM = verify.family("noisy_gd_sum_quadratic")
 
@@ -55,7 +56,8 @@ def test_convex_smooth_at_one_step():
     assert r.bound == pytest.approx(4 / 0.1 + 0.1 * 3 * 1.0)
 
 
-EXPECTED = {t.id: t.applications[0].expected for t in CATALOG.values() if t.id.startswith("wang2021.")}
+EXPECTED = {t.id: t.applications[0].expected for t in CATALOG.values() if t.id.startswith("wang2021.")
+            and not family(t.applications[0].family).expensive}  # expensive ones: test_catalog_verdicts
 
 
 @pytest.mark.parametrize("theorem_id", sorted(EXPECTED))
