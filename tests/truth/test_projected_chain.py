@@ -8,11 +8,12 @@ import math
 import mpmath
 import numpy as np
 import pytest
+from scipy import special
 
 from verify.errors import ParameterError
 from verify.families import family
 from verify.model import Quantity
-from verify.truth.projected_chain import mean_bracket
+from verify.truth.projected_chain import SmoothedAbsStep, lattice_laws, mean_bracket
 
 
 def clipped_mean(mu, tau, a):
@@ -90,3 +91,32 @@ def test_averaged_iterate_risk_brackets_a_seeded_simulation(shift, weighted):
     assert truth.lower - se <= risk.mean() <= truth.upper + se
     assert f_mean.mean() <= truth.upper + 5 * f_mean.std() / math.sqrt(x.size)
     assert f_mean.mean() >= truth.upper - 0.01  # the upper end is the mean of E f(x_t), bracketed tightly
+
+
+def test_smoothed_abs_family_brackets_a_seeded_simulation():
+    """SGD on the Gaussian-smoothed (L/sqrt d)||w||_1 (gradient (L/sqrt d)(2 Phi(w/lam) - 1), the derivative of
+    E|w + lam Z|, checked against a finite difference of its closed form) evaluated on the original F."""
+    L, R, d, sigma, eta, K, lam = 1.0, 1.0, 2, 1.0, 0.3, 15, 0.4
+
+    def smoothed(w):  # E|w + lam Z| (Theorem 33's f_hat for L = 1, d = 1)
+        return w * (1 - 2 * special.ndtr(-w / lam)) + 2 * lam * np.exp(-(w / lam) ** 2 / 2) / math.sqrt(2 * math.pi)
+
+    w = np.linspace(-1, 1, 7)
+    assert np.allclose((smoothed(w + 1e-6) - smoothed(w - 1e-6)) / 2e-6, 2 * special.ndtr(w / lam) - 1, atol=1e-8)
+    truth = family("psgd_box_smoothed_abs").truths[Quantity.AVG_EXCESS_RISK](
+        L=L, R=R, d=d, sigma=sigma, eta=eta, K=K, first=5, start=1.0, lam=lam)
+    a, pull = R / math.sqrt(d), eta * L / math.sqrt(d)
+    rng = np.random.default_rng(2)
+    x = np.full(400_000, a)
+    excess = []
+    for _ in range(K):
+        x = np.clip(x - pull * (2 * special.ndtr(x / lam) - 1) - eta * sigma * rng.standard_normal(x.size), -a, a)
+        excess.append(L * math.sqrt(d) * np.abs(x))
+    sample = np.mean(excess[4:], axis=0)
+    se = 5 * sample.std() / math.sqrt(x.size)
+    assert truth.lower - se <= sample.mean() <= truth.upper + se
+
+
+def test_a_non_monotone_step_is_an_error():
+    with pytest.raises(ParameterError, match="monotone"):
+        lattice_laws(1.0, [SmoothedAbsStep(2.0, 1.0, 0.5)], 0.0, 100)

@@ -186,3 +186,32 @@ THEOREMS += (
              "about 2.5 R L_G/sqrt n), but it does not follow from Theorem 28 as stated (research §7 item 9).",
     ),
 )
+
+# ---- Corollary 34's whole utility bound: Skip-PNSGD on the smoothed non-smooth F = (L/sqrt d) ||w||_1 -------------
+SECTION55 = {"lam": R * eps / (2 * sp.sqrt(n * log_(1 / delta)))}
+COR34_UTIL_GRID = {"L": (1.0,), "R": (1.0,), "d": (2, 10, 100), "eps": (0.5, 1.0), "delta": (1e-5, 1e-14),
+                   "n": (10, 50), "start": (1.0,)}
+COR34_DEFAULTS = {**CALIBRATED, **_step(sp.sqrt(8) * R), **SKIP, **SECTION55}
+
+THEOREMS += (
+    Theorem(
+        id="feldman2018.corollary34.utility", title="Corollary 34's excess population loss, as printed",
+        source=_src("Corollary 34 (utility)"), variant=Variant.PRINTED, direction=Direction.UPPER, quantity=_AVG,
+        bound=4 * sp.sqrt(2) * R * L / sp.sqrt(n) * (
+            sp.sqrt(1 + 8 * d * log_(sp.Rational(5, 4) / delta) / eps**2)
+            + eps * sp.sqrt(d) / (2 * log_(sp.Rational(5, 4) / delta))),
+        assumptions=(DELTA_RANGE,), requires=_UTIL_REQUIRES,
+        applications=(Application("psgd_box_smoothed_abs", HOLDS, COR34_UTIL_GRID, defaults=COR34_DEFAULTS),),
+        note="Its smoothing term alone is refuted (corollary34.smoothing_term); in the sum the first term, loose "
+             "here by two orders, absorbs the error.",
+    ),
+    Theorem(
+        id="feldman2018.corollary34.utility.corrected",
+        title="Corollary 34's excess loss with Section 5.5's smoothing error L R eps sqrt(d)/(2 sqrt(n ln(1/delta)))",
+        source=_src("Corollary 34 (utility) with Section 5.5's smoothing error"), variant=Variant.CORRECTED,
+        direction=Direction.UPPER, quantity=_AVG,
+        bound=sp.sqrt(2) * UTILITY_29 + L * R * eps * sp.sqrt(d) / (2 * sp.sqrt(n * log_(1 / delta))),
+        assumptions=(DELTA_RANGE,), requires=_UTIL_REQUIRES,
+        applications=(Application("psgd_box_smoothed_abs", HOLDS, COR34_UTIL_GRID, defaults=COR34_DEFAULTS),),
+    ),
+)

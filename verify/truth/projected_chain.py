@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 from scipy import special
@@ -31,6 +31,31 @@ class AffineStep:
     c: float
     drift: float
     tau: float
+
+    def mean(self, x: np.ndarray) -> np.ndarray:
+        return self.c * x - self.drift
+
+    @property
+    def monotone(self) -> bool:
+        return self.c >= 0
+
+
+@dataclass(frozen=True)
+class SmoothedAbsStep:
+    """One gradient step on pull * E|w + scale Z'| (|w| smoothed by a Gaussian, Feldman et al. Thm 33):
+    w <- clip(w - pull (2 Phi(w/scale) - 1) + tau Z). Its derivative 1 - pull 2 phi(w/scale)/scale is >= 0 for every
+    w iff pull <= scale sqrt(pi/2)."""
+
+    pull: float
+    scale: float
+    tau: float
+
+    def mean(self, x: np.ndarray) -> np.ndarray:
+        return x - self.pull * (2 * special.ndtr(x / self.scale) - 1)
+
+    @property
+    def monotone(self) -> bool:
+        return self.pull <= self.scale * math.sqrt(math.pi / 2)
 
 
 @dataclass(frozen=True)
@@ -51,28 +76,28 @@ class LatticeLaws:
         return np.column_stack([low - pad, high + pad])
 
 
-def _transition(a: float, n: int, step: AffineStep, up: bool) -> np.ndarray:
-    """Row j: the law of the rounded clip(c x_j - drift + tau Z) on the lattice x_k = -a + k h."""
+def _transition(a: float, n: int, step: AffineStep | SmoothedAbsStep, up: bool) -> np.ndarray:
+    """Row j: the law of the rounded clip(step.mean(x_j) + tau Z) on the lattice x_k = -a + k h."""
     x = np.linspace(-a, a, n + 1)
     h = 2 * a / n
     # rounding down maps [x_k, x_k+1) -> x_k, up maps (x_k-1, x_k]: the inner cell edges
     edges = x[:-1] + h if not up else x[:-1]
-    z = (edges[None, :] - (step.c * x[:, None] - step.drift)) / step.tau
+    z = (edges[None, :] - step.mean(x)[:, None]) / step.tau
     cdf = special.ndtr(z)  # P(y below each inner edge), rows = sources
     probs = np.diff(np.concatenate([np.zeros((n + 1, 1)), cdf, np.ones((n + 1, 1))], axis=1), axis=1)
     return np.clip(probs, 0.0, 1.0)
 
 
-def lattice_laws(a: float, steps: Sequence[AffineStep], start: float, n: int) -> LatticeLaws:
+def lattice_laws(a: float, steps: Sequence[AffineStep | SmoothedAbsStep], start: float, n: int) -> LatticeLaws:
     """Both rounded chains' laws after each of `steps`, from w_0 = start in [-a, a], on n + 1 lattice points."""
     for name, v in (("a", a), ("start", start)) + tuple(
-            (f"step {k} {f}", getattr(st, f)) for k, st in enumerate(steps) for f in ("c", "drift", "tau")):
+            (f"step {k} {f.name}", getattr(st, f.name)) for k, st in enumerate(steps) for f in fields(st)):
         if not math.isfinite(v):
             raise ParameterError(f"{name} must be finite, got {v!r}")
     if a <= 0 or not -a <= start <= a:
         raise ParameterError("need a > 0 and -a <= start <= a")
-    if any(st.tau <= 0 or st.c < 0 for st in steps):
-        raise ParameterError("every step needs tau > 0 and c >= 0 (a monotone map)")
+    if any(st.tau <= 0 or not st.monotone for st in steps):
+        raise ParameterError("every step needs tau > 0 and a monotone map (c >= 0; pull <= scale sqrt(pi/2))")
     if (n + 1) ** 2 * len(steps) > MAX_WORK:
         raise ParameterError(f"{len(steps)} steps on {n + 1} lattice points exceed the work cap; use fewer steps")
     x = np.linspace(-a, a, n + 1)
