@@ -16,29 +16,49 @@ from verify.model import Assumption, Family, Parameter, Quantity
 from verify.results import Method, Truth
 from verify.symbols import K, L, R, d, eta, first, lam, shift, sigma, start, weighted
 from verify.truth.numbers import Enclosure
-from verify.truth.projected_chain import MAX_WORK, AffineStep, SmoothedAbsStep, lattice_laws, mean_bracket
+from verify.truth.projected_chain import MAX_WORK, AffineStep, SmoothedAbsStep, lattice_laws
 
 _AVG = Quantity.AVG_EXCESS_RISK
 _LATTICE = 1000  # lattice intervals per axis (fewer when the step count would exceed the work cap)
 
 
-def _average_excess(L, R, d, sigma, eta, K, first, start) -> Truth:
-    L, R, d, sigma, eta, K, first, start = (float(L), float(R), int(d), float(sigma), float(eta), int(K), int(first),
-                                            float(start))
+_L = Parameter(L, L > 0, "Lipschitz constant of F")
+_R = Parameter(R, R > 0, "radius of the ball holding the box")
+_D = Parameter(d, sp.And(d >= 1, d <= 10**6), "dimension", integer=True)
+_SIGMA = Parameter(sigma, sigma > 0, "std of the gradient noise per axis")
+_ETA = Parameter(eta, eta > 0, "step size")
+_FIRST = Parameter(first, first >= 0, "first iterate of the average (0: the start w_0)", integer=True)
+_START = Parameter(start, sp.And(start >= -1, start <= 1), "start as a fraction of the half-width")
+_STEPS = Parameter(K, sp.And(K >= 1, K <= 200), "number of steps, 1..200", integer=True)
+_AVERAGE_RANGE = Assumption("average_range", first <= K, "0 <= first <= K")
+
+
+def _bracket_truth(lower: float, upper: float, detail: str, how: str) -> Truth:
+    """A proven [lower, upper] as a grid truth whose enclosure is that bracket."""
+    def enclose(prec: int) -> Enclosure:
+        return Enclosure(arb(lower), arb(upper), how, prec)
+
+    return Truth((lower + upper) / 2, lower, upper, Method.GRID, detail, enclose=enclose)
+
+
+def _mean_excess(step, L, R, d, K, first, start, increasing, decreasing) -> Truth:
+    """Mean over k = first..K of E F(w_k) - F* = L sqrt(d) E phi(w_k,1), d identical axes, phi = increasing +
+    decreasing (functions of the lattice points) with phi(start) at k = 0."""
     a = R / math.sqrt(d)
     n = min(_LATTICE, int(math.sqrt(MAX_WORK / K)) - 1)
-    bracket = mean_bracket(a, eta * L / math.sqrt(d), eta * sigma, K, start * a, n)
-    bracket = np.vstack([[start * a, start * a], bracket])[first:]  # row k: E[w_k], k = 0..K (w_0 is the start)
+    laws = lattice_laws(a, [step] * K, start * a, n)
+    at_start = float(increasing(np.array([start * a]))[0] + decreasing(np.array([start * a]))[0])
+    ends = np.vstack([[at_start] * 2, laws.expectation(increasing(laws.points), decreasing(laws.points))])[first:]
     scale = math.sqrt(d) * L
-    lower = scale * max(float((bracket[:, 0] + a).mean()), 0.0)
-    upper = scale * float((bracket[:, 1] + a).mean())
+    return _bracket_truth(scale * max(float(ends[:, 0].mean()), 0.0), scale * float(ends[:, 1].mean()),
+                          f"mean of E F(w_k) - F* over k = {first}..{K}: monotone lattice bracket, {n + 1} points "
+                          "per axis", "monotone lattice chains rounded down/up (proven bracket)")
 
-    def enclose(prec: int) -> Enclosure:
-        return Enclosure(arb(lower), arb(upper), "monotone lattice chains rounded down/up (proven bracket)", prec)
 
-    return Truth((lower + upper) / 2, lower, upper, Method.GRID,
-                 f"mean of E F(w_k) - F* over k = {first}..{K}: monotone lattice bracket, {n + 1} points per axis",
-                 enclose=enclose)
+def _average_excess(L, R, d, sigma, eta, K, first, start) -> Truth:
+    a = R / math.sqrt(int(d))
+    return _mean_excess(AffineStep(1.0, eta * L / math.sqrt(int(d)), eta * sigma), float(L), float(R), int(d),
+                        int(K), int(first), float(start), lambda x: x + a, np.zeros_like)
 
 
 PSGD_BOX_LINEAR = Family(
@@ -49,17 +69,11 @@ PSGD_BOX_LINEAR = Family(
                 "k = first..K (first = 0: seed 002's average of x_1..x_T, x_1 = w_0, T = K + 1; "
                 "first = 1: Theorem 28's average, = Stop-PNSGD's output; first = n - floor(n/2): "
                 "Skip-PNSGD's output, which stops uniformly in {ceil(n/2)..n}).",
-    parameters=(Parameter(L, L > 0, "Lipschitz constant (= ||E G||)"), Parameter(R, R > 0, "radius of the ball"),
-                Parameter(d, sp.And(d >= 1, d <= 10**6), "dimension", integer=True),
-                Parameter(sigma, sigma > 0, "std of the gradient noise per axis"),
-                Parameter(eta, eta > 0, "step size"),
-                Parameter(K, sp.And(K >= 1, K <= 200), "number of steps, 1..200", integer=True),
-                Parameter(first, first >= 0, "first iterate of the average (0: the start w_0)", integer=True),
-                Parameter(start, sp.And(start >= -1, start <= 1), "start as a fraction of the half-width")),
+    parameters=(_L, _R, _D, _SIGMA, _ETA, _STEPS, _FIRST, _START),
     facts=frozenset({"convex", "lipschitz", "linear_loss", "bounded_domain", "smooth"}),
     truths={_AVG: _average_excess},
     method="monotone lattice chains (proven bracket on every E[w_k])",
-    constraints=(Assumption("average_range", first <= K, "0 <= first <= K"),),
+    constraints=(_AVERAGE_RANGE,),
     expensive=True,
 )
 
@@ -86,15 +100,9 @@ def _averaged_risk(lam, R, d, sigma, K, start, shift, weighted) -> Truth:
     weights /= weights.sum()
     mean_lo, mean_hi = weights @ means[:, 0], weights @ means[:, 1]
     nearest = 0.0 if mean_lo <= 0 <= mean_hi else min(abs(mean_lo), abs(mean_hi))
-    lower = d * lam / 2 * nearest**2
-    upper = d * lam / 2 * float(weights @ squares[:, 1])
-
-    def enclose(prec: int) -> Enclosure:
-        return Enclosure(arb(lower), arb(upper), "Jensen bracket from monotone lattice chains (proven)", prec)
-
-    return Truth((lower + upper) / 2, lower, upper, Method.GRID,
-                 f"between f(E x_bar) and the mean of E f(x_t): lattice bracket, {_QUADRATIC_LATTICE + 1} points",
-                 enclose=enclose)
+    return _bracket_truth(d * lam / 2 * nearest**2, d * lam / 2 * float(weights @ squares[:, 1]),
+                          f"between f(E x_bar) and the mean of E f(x_t): lattice bracket, {_QUADRATIC_LATTICE + 1} "
+                          "points", "Jensen bracket from monotone lattice chains (proven)")
 
 
 PSGD_BOX_QUADRATIC = Family(
@@ -104,9 +112,7 @@ PSGD_BOX_QUADRATIC = Family(
                 "eta_t = 1/(lam (t + shift)); x_1 = start * R/sqrt(d) per axis, T = K iterates x_1..x_K; quantity: "
                 "E f(x_bar) - f* for the uniform (weighted = 0) or t-weighted (weighted = 1) average, bracketed "
                 "between f(E x_bar) and the average of E f(x_t) (Jensen).",
-    parameters=(Parameter(lam, lam > 0, "strong convexity"), Parameter(R, R > 0, "radius of the ball"),
-                Parameter(d, sp.And(d >= 1, d <= 10**6), "dimension", integer=True),
-                Parameter(sigma, sigma > 0, "std of the gradient noise per axis"),
+    parameters=(Parameter(lam, lam > 0, "strong convexity"), _R, _D, _SIGMA,
                 Parameter(K, sp.And(K >= 1, K <= 200), "number of iterates T, 1..200", integer=True),
                 Parameter(start, sp.And(start >= -1, start <= 1), "start as a fraction of the half-width"),
                 Parameter(shift, sp.And(shift >= 0, shift <= 1), "eta_t = 1/(lam (t + shift))", integer=True),
@@ -119,24 +125,9 @@ PSGD_BOX_QUADRATIC = Family(
 )
 
 def _smoothed_abs_excess(L, R, d, sigma, eta, K, first, start, lam) -> Truth:
-    """Mean over k = first..K of E F(w_k) - F* = L sqrt(d) E|w_k,1|, |w| = max(w, 0) + max(-w, 0) bracketed by the
-    lattice chains; SGD runs on the smoothed losses."""
-    L, R, d, sigma, eta, K, first, start, lam = (float(L), float(R), int(d), float(sigma), float(eta), int(K),
-                                                 int(first), float(start), float(lam))
-    a = R / math.sqrt(d)
-    n = min(_LATTICE, int(math.sqrt(MAX_WORK / K)) - 1)
-    laws = lattice_laws(a, [SmoothedAbsStep(eta * L / math.sqrt(d), lam, eta * sigma)] * K, start * a, n)
-    x = laws.points
-    ends = np.vstack([[abs(start * a)] * 2, laws.expectation(np.maximum(x, 0), np.maximum(-x, 0))])[first:]
-    scale = math.sqrt(d) * L
-    lower, upper = scale * max(float(ends[:, 0].mean()), 0.0), scale * float(ends[:, 1].mean())
-
-    def enclose(prec: int) -> Enclosure:
-        return Enclosure(arb(lower), arb(upper), "monotone lattice chains rounded down/up (proven bracket)", prec)
-
-    return Truth((lower + upper) / 2, lower, upper, Method.GRID,
-                 f"mean of E F(w_k) - F* over k = {first}..{K}: monotone lattice bracket, {n + 1} points per axis",
-                 enclose=enclose)
+    """SGD on the smoothed losses, scored on F: |w| = max(w, 0) + max(-w, 0)."""
+    return _mean_excess(SmoothedAbsStep(eta * L / math.sqrt(int(d)), lam, eta * sigma), float(L), float(R), int(d),
+                        int(K), int(first), float(start), lambda x: np.maximum(x, 0), lambda x: np.maximum(-x, 0))
 
 
 PSGD_BOX_SMOOTHED_ABS = Family(
@@ -146,18 +137,11 @@ PSGD_BOX_SMOOTHED_ABS = Family(
                 "over the box [-R/sqrt(d), R/sqrt(d)]^d: stochastic gradient grad f_hat(w) + N(0, sigma^2 I) with "
                 "f_hat(w) = E F(w + lam Z); w_0 = start * R/sqrt(d) per axis; quantity: the mean of E F(w_k) - F* "
                 "(the original F) over k = first..K.",
-    parameters=(Parameter(L, L > 0, "Lipschitz constant of F"), Parameter(R, R > 0, "radius of the ball"),
-                Parameter(d, sp.And(d >= 1, d <= 10**6), "dimension", integer=True),
-                Parameter(sigma, sigma > 0, "std of the gradient noise per axis"),
-                Parameter(eta, eta > 0, "step size"),
-                Parameter(K, sp.And(K >= 1, K <= 200), "number of steps, 1..200", integer=True),
-                Parameter(first, first >= 0, "first iterate of the average (0: the start w_0)", integer=True),
-                Parameter(start, sp.And(start >= -1, start <= 1), "start as a fraction of the half-width"),
-                Parameter(lam, lam > 0, "smoothing scale")),
+    parameters=(_L, _R, _D, _SIGMA, _ETA, _STEPS, _FIRST, _START, Parameter(lam, lam > 0, "smoothing scale")),
     facts=frozenset({"convex", "lipschitz", "bounded_domain", "smoothed"}),
     truths={_AVG: _smoothed_abs_excess},
     method="monotone lattice chains (proven bracket on every E|w_k|)",
-    constraints=(Assumption("average_range", first <= K, "0 <= first <= K"),
+    constraints=(_AVERAGE_RANGE,
                  Assumption("monotone_step", eta * L / sp.sqrt(d) <= lam * sp.sqrt(sp.pi / 2),
                             "eta L/sqrt(d) <= lam sqrt(pi/2): each step is monotone (the bracket's premise)")),
     expensive=True,
