@@ -63,14 +63,13 @@ def test_many_runs_are_bracketed_by_one_run_and_the_rdp_conversion():
     assert many.lower == pytest.approx(one.lower, rel=1e-12) and many.upper > many.lower
 
 
-@pytest.mark.parametrize(("n", "t", "sigma"), [(4, 1, 2.0), (4, 3, 1.0), (7, 4, 3.0)])
-def test_skip_pnsgd_truth_matches_mpmath_quadrature(n, t, sigma):
-    """delta at the reported eps, recomputed from the mixture by mpmath quadrature (both orders), is delta."""
+def skip_delta(n: int, t: int, sigma: float, eps: float) -> mpmath.mpf:
+    """delta(eps) of Skip-PNSGD's mixture pair (record t = +-1), both orders, by mpmath: sign changes of
+    p - e^eps q located on a scan and refined, tanh-sinh on each positive stretch."""
     weights, means, sds = skip_pnsgd_components(n, t, 1.0, 0.0, sigma)
     _, means_q, _ = skip_pnsgd_components(n, t, -1.0, 0.0, sigma)
-    eps = SKIP(sigma=sigma, L=1.0, n=n, t=t, delta=1e-4).value
 
-    def delta_at(mp, mq):
+    def one_order(mp, mq):
         with mpmath.workdps(30):
             e = mpmath.e ** mpmath.mpf(eps)
 
@@ -82,7 +81,14 @@ def test_skip_pnsgd_truth_matches_mpmath_quadrature(n, t, sigma):
                               for a, b in zip(xs[:-1], xs[1:], strict=True) if g(a) * g(b) < 0] + [xs[-1]]
             return sum(mpmath.quad(g, [a, b]) for a, b in zip(cuts[:-1], cuts[1:], strict=True) if g((a + b) / 2) > 0)
 
-    assert max(delta_at(means, means_q), delta_at(means_q, means)) == pytest.approx(1e-4, rel=1e-6)
+    return max(one_order(means, means_q), one_order(means_q, means))
+
+
+@pytest.mark.parametrize(("n", "t", "sigma"), [(4, 1, 2.0), (4, 3, 1.0), (7, 4, 3.0)])
+def test_skip_pnsgd_truth_matches_mpmath_quadrature(n, t, sigma):
+    """delta at the reported eps, recomputed from the mixture by mpmath quadrature (both orders), is delta."""
+    eps = SKIP(sigma=sigma, L=1.0, n=n, t=t, delta=1e-4).value
+    assert skip_delta(n, t, sigma, eps) == pytest.approx(1e-4, rel=1e-6)
 
 
 def test_skip_pnsgd_on_one_record_is_lemma_27s_gaussian():
@@ -93,11 +99,13 @@ def test_skip_pnsgd_on_one_record_is_lemma_27s_gaussian():
 
 
 def test_corollary_31s_printed_sigma_fails_where_the_corrected_one_holds():
-    """n = 10, m = 4, delta = 1e-2, eps = 20: the printed sigma's true eps is 1.44 eps, sqrt(2) sigma's 0.85 eps."""
-    def ratio(factor):
-        sigma = 2 * math.sqrt(factor * math.log(1.25 / 1e-2) / 4) / 20.0
-        return SKIP(sigma=sigma, L=1.0, n=10, t=6, delta=1e-2).value / 20.0
-    assert ratio(1) == pytest.approx(1.4377, abs=1e-3) and ratio(2) == pytest.approx(0.8489, abs=1e-3)
+    """n = 10, m = 4 (last private record t = 6), delta = 1e-2, eps = 20: by mpmath quadrature, the printed sigma's
+    mixture has delta(20) above 1e-2, the factor-2 sigma's below it; the family's eps(delta) agrees on both sides."""
+    def sigma(factor):
+        return 2 * math.sqrt(factor * math.log(1.25 / 1e-2) / 4) / 20.0
+    assert skip_delta(10, 6, sigma(1), 20.0) > 1e-2 > skip_delta(10, 6, sigma(2), 20.0)
+    assert SKIP(sigma=sigma(1), L=1.0, n=10, t=6, delta=1e-2).value > 20.0 > SKIP(
+        sigma=sigma(2), L=1.0, n=10, t=6, delta=1e-2).value
 
 
 @pytest.mark.parametrize("entry", ["feldman2018.theorem30.per_index", "feldman2018.theorem32"])

@@ -9,7 +9,8 @@ import mpmath
 import pytest
 
 from verify.errors import ParameterError
-from verify.truth.hockey_stick_1d import Mixture1D, delta_float, enclose_delta, enclose_epsilon, epsilon_float
+from verify.truth.hockey_stick_1d import delta_float, enclose_delta, enclose_epsilon, epsilon_float
+from verify.truth.mixture import Mixture1D
 
 
 def gaussian_delta(eps, mu):

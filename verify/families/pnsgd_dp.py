@@ -17,7 +17,8 @@ from verify.families.mixtures import skip_pnsgd_components, stop_pnsgd_component
 from verify.model import Assumption, Family, Parameter, Quantity
 from verify.results import Method, Truth
 from verify.symbols import L, delta, n, sigma, t, tasks
-from verify.truth.hockey_stick_1d import Mixture1D, enclose_epsilon, epsilon_float
+from verify.truth.hockey_stick_1d import enclose_epsilon, epsilon_float
+from verify.truth.mixture import Mixture1D
 from verify.truth.mixture_quad import renyi_mixture_quad_both
 from verify.truth.numbers import Enclosure
 

@@ -16,13 +16,12 @@ the window add their Arb masses. So lower <= delta(eps) <= upper holds whatever 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special
+from scipy import optimize
 
 from verify.errors import ParameterError
+from verify.truth.mixture import Mixture1D
 from verify.truth.numbers import Enclosure, NotEnclosable
 
 try:
@@ -37,44 +36,6 @@ _BUDGET = 200_000  # piece evaluations before the refinement stops (the bracket 
 _MARGIN = 1e-13  # widening of float log-density ends, relative to 1 + |value|: 250 times their rounding error
 
 
-@dataclass(frozen=True)
-class Mixture1D:
-    """A finite mixture sum_i w_i N(mean_i, sd_i^2) on the real line (weights summing to 1)."""
-
-    weights: tuple[float, ...]
-    means: tuple[float, ...]
-    sds: tuple[float, ...]
-
-    @classmethod
-    def of(cls, weights: Sequence[float], means: Sequence[float], sds: Sequence[float]) -> Mixture1D:
-        w, m, s = (tuple(float(v) for v in x) for x in (weights, means, sds))
-        if not (len(w) == len(m) == len(s) >= 1):
-            raise ParameterError("a mixture needs as many weights, means and sds, at least one")
-        if not all(math.isfinite(v) for v in w + m + s):
-            raise ParameterError("mixture weights, means and sds must be finite")
-        if min(s) <= 0 or min(w) < 0 or abs(sum(w) - 1) > 1e-12:
-            raise ParameterError("mixture sds must be > 0 and weights >= 0 summing to 1")
-        return cls(w, m, s)
-
-    def log_pdf(self, x: np.ndarray) -> np.ndarray:
-        """log density up to the common constant log sqrt(2 pi)."""
-        z = (x[:, None] - np.array(self.means)) / np.array(self.sds)
-        with np.errstate(divide="ignore"):
-            terms = np.log(self.weights) - np.log(self.sds) - z**2 / 2
-        return special.logsumexp(terms, axis=1)
-
-    def mass(self, a: float, b: float) -> float:
-        """P((a, b)) in floats, each Phi difference taken on the side where it does not cancel."""
-        return sum(w * _phi_diff((a - m) / s, (b - m) / s)
-                   for w, m, s in zip(self.weights, self.means, self.sds, strict=True))
-
-
-def _phi_diff(u: float, v: float) -> float:
-    if u > 0:
-        return float(special.ndtr(-u) - special.ndtr(-v))
-    return float(special.ndtr(v) - special.ndtr(u))
-
-
 def _window(p: Mixture1D, q: Mixture1D) -> tuple[float, float]:
     width = max(p.sds + q.sds)
     return min(p.means + q.means) - _WINDOW * width, max(p.means + q.means) + _WINDOW * width
@@ -86,7 +47,7 @@ def _roots(p: Mixture1D, q: Mixture1D, eps: float) -> list[float]:
     xs = np.unique(np.concatenate([np.linspace(lo, hi, _SCAN), p.means, q.means]))
 
     def h(x):
-        return p.log_pdf(np.atleast_1d(np.asarray(x, dtype=float))) - q.log_pdf(
+        return p.log_pdf_np(np.atleast_1d(np.asarray(x, dtype=float))) - q.log_pdf_np(
             np.atleast_1d(np.asarray(x, dtype=float))) - eps
 
     values = h(xs)
@@ -105,7 +66,7 @@ def _panels(p: Mixture1D, q: Mixture1D, eps: float) -> list[tuple[float, float, 
         mid = (a + b) / 2 if math.isfinite(a) and math.isfinite(b) else (b - 1 if math.isfinite(b) else a + 1)
         if not math.isfinite(mid):
             mid = 0.0
-        positive = float(p.log_pdf(np.array([mid]))[0] - q.log_pdf(np.array([mid]))[0]) > eps
+        positive = float(p.log_pdf_np(np.array([mid]))[0] - q.log_pdf_np(np.array([mid]))[0]) > eps
         panels.append((a, b, positive))
     return panels
 

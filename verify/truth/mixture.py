@@ -19,7 +19,7 @@ import mpmath
 import numpy as np
 from flint import arb, ctx
 from numpy.typing import ArrayLike
-from scipy.special import logsumexp
+from scipy.special import logsumexp, ndtr
 
 from verify.errors import ParameterError, check_renyi_order
 from verify.limits import require_memory
@@ -33,7 +33,7 @@ _FLOAT_REL = 4e-16  # rounding of the final float conversion
 
 
 @dataclass(frozen=True)
-class _Mixture:
+class Mixture1D:
     """A 1-D Gaussian mixture with positive weights summing to one (validated)."""
 
     weights: tuple[Any, ...]  # floats, or mpf built at working precision (normalised again in log_pdf_mp)
@@ -41,7 +41,7 @@ class _Mixture:
     sds: tuple[float, ...]
 
     @classmethod
-    def build(cls, name: str, weights: ArrayLike, means: ArrayLike, sds: ArrayLike) -> _Mixture:
+    def build(cls, name: str, weights: ArrayLike, means: ArrayLike, sds: ArrayLike) -> Mixture1D:
         w, m, s = (np.atleast_1d(np.asarray(a, dtype=float)) for a in (weights, means, sds))
         if not (w.ndim == m.ndim == s.ndim == 1 and w.shape == m.shape == s.shape and w.size > 0):
             raise ParameterError(f"{name}: weights, means and sds must be 1-D arrays of one common length")
@@ -53,6 +53,10 @@ class _Mixture:
             raise ParameterError(f"{name}: sds must be > 0")
         keep = w > 0
         return cls(tuple(w[keep]), tuple(m[keep]), tuple(s[keep]))
+
+    @classmethod
+    def of(cls, weights: ArrayLike, means: ArrayLike, sds: ArrayLike) -> Mixture1D:
+        return cls.build("mixture", weights, means, sds)
 
     def log_pdf_mp(self) -> Callable[[mpmath.mpf], mpmath.mpf]:
         """log density as a function at the current working precision (constants converted to mpf once)."""
@@ -70,6 +74,13 @@ class _Mixture:
 
         return log_pdf
 
+    def mass(self, a: float, b: float) -> float:
+        """P((a, b)) in floats, each Phi difference taken on the side of its mean where it does not cancel."""
+        def diff(u: float, v: float) -> float:
+            return float(ndtr(-u) - ndtr(-v)) if u > 0 else float(ndtr(v) - ndtr(u))
+        return sum(w * diff((a - m) / s, (b - m) / s)
+                   for w, m, s in zip(self.weights, self.means, self.sds, strict=True))
+
     def log_pdf_np(self, z: np.ndarray) -> np.ndarray:
         w, m, s = (np.asarray(a, dtype=float)[:, None] for a in (self.weights, self.means, self.sds))
         comp = np.log(w) - (z[None, :] - m) ** 2 / (2 * s**2) - np.log(s) - 0.5 * math.log(2 * math.pi)
@@ -81,13 +92,13 @@ def _check_dps(dps: int) -> None:
         raise ParameterError(f"dps (mpmath decimal digits) must be an integer >= 15, got {dps}")
 
 
-def _diverges(p: _Mixture, q: _Mixture, alpha: float) -> bool:
+def _diverges(p: Mixture1D, q: Mixture1D, alpha: float) -> bool:
     """int P^a Q^(1-a) = inf iff the widest components make the Gaussian tail exponent non-negative."""
     sp, sq = max(p.sds), max(q.sds)
     return alpha / sp**2 + (1 - alpha) / sq**2 <= 0
 
 
-def _breakpoints(p: _Mixture, q: _Mixture, alpha: float, dps: int) -> list[float]:
+def _breakpoints(p: Mixture1D, q: Mixture1D, alpha: float, dps: int) -> list[float]:
     """Finite segment ends covering where the integrand P^a Q^(1-a) is within e^-(dps ln10 + 20) of its peak.
 
     Candidate centres are every component mean and every pairwise geometric tilt N_i^a N_j^(1-a); segments
@@ -113,7 +124,7 @@ def _breakpoints(p: _Mixture, q: _Mixture, alpha: float, dps: int) -> list[float
     return [float(x) for x in np.linspace(a, b, n_seg + 1)]
 
 
-def _log_integral(p: _Mixture, q: _Mixture, alpha: float, dps: int) -> tuple[mpmath.mpf, float]:
+def _log_integral(p: Mixture1D, q: Mixture1D, alpha: float, dps: int) -> tuple[mpmath.mpf, float]:
     """log int P^a Q^(1-a) dz and a relative error estimate (max of tanh-sinh's own and its gap to Gauss-Legendre)."""
     with mpmath.workdps(dps):
         a = mpmath.mpf(alpha)
@@ -137,7 +148,7 @@ def _log_integral(p: _Mixture, q: _Mixture, alpha: float, dps: int) -> tuple[mpm
         return top + mpmath.log(val), rel
 
 
-def _quadrature_truth(p: _Mixture, q: _Mixture, alpha: float, dps: int, what: str) -> Truth:
+def _quadrature_truth(p: Mixture1D, q: Mixture1D, alpha: float, dps: int, what: str) -> Truth:
     if _diverges(p, q, alpha):
         return Truth(math.inf, math.inf, math.inf, Method.EXACT,
                      f"{what}: +inf (the widest component of Q is too narrow for alpha={alpha:g})")
@@ -158,8 +169,8 @@ def renyi_mixture_1d(weights_p: ArrayLike, means_p: ArrayLike, sds_p: ArrayLike,
     """
     check_renyi_order(alpha)
     _check_dps(dps)
-    p = _Mixture.build("P", weights_p, means_p, sds_p)
-    q = _Mixture.build("Q", weights_q, means_q, sds_q)
+    p = Mixture1D.build("P", weights_p, means_p, sds_p)
+    q = Mixture1D.build("Q", weights_q, means_q, sds_q)
     return _quadrature_truth(p, q, alpha, dps, "R_alpha of 1-D Gaussian mixtures")
 
 
@@ -190,10 +201,10 @@ def _sgm_direction(q: float, sigma: float, alpha: float, direction: str, dps: in
         return Truth.exact(float(value), f"SGM R_alpha(P||Q), q={q:g}, sigma={sigma:g}: binomial series "
                                          f"(Mironov-Talwar-Zhang 2019) in mpmath at {dps} digits", rel=_FLOAT_REL,
                            enclose=lambda prec: sgm_binomial_enclosure(q, sigma, int(alpha), prec))
-    gauss = _Mixture((1.0,), (0.0,), (float(sigma),))
+    gauss = Mixture1D((1.0,), (0.0,), (float(sigma),))
     with mpmath.workdps(dps):  # exact weights 1 - q and q at working precision
         qm = mpmath.mpf(q)
-        mix = _Mixture((1 - qm, qm), (0.0, 1.0), (float(sigma),) * 2) if q < 1 else _Mixture((1.0,), (1.0,), (sigma,))
+        mix = Mixture1D((1 - qm, qm), (0.0, 1.0), (float(sigma),) * 2) if q < 1 else Mixture1D((1.0,), (1.0,), (sigma,))
     p, qq = (mix, gauss) if direction == "pq" else (gauss, mix)
     name = "R_alpha(P||Q)" if direction == "pq" else "R_alpha(Q||P)"
     return _quadrature_truth(p, qq, alpha, dps, f"SGM {name}, q={q:g}, sigma={sigma:g}")
