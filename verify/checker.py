@@ -6,7 +6,7 @@ import itertools
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import mpmath
 
@@ -142,8 +142,9 @@ def _bound(theorem: Theorem, values: Mapping[str, float]) -> mpmath.mpf:
 def judge(theorem: Theorem, values: Mapping[str, float], bound: mpmath.mpf, truth: Truth,
           rigorous: bool = True, from_family: Mapping[str, Truth] | None = None
           ) -> tuple[Verdict, PointCertificate | None]:
-    """The verdict at a point: the float filter (`decide`), then, for a point it would call VIOLATED, cannot decide
-    or whose floats underflowed/overflowed, the rigorous fallback (verify.rigorous), whose verdict stands.
+    """The verdict at a point: the float filter (`decide`), then, for a point it would call VIOLATED, cannot decide,
+    holds only narrowly (`near_bound`) or whose floats underflowed/overflowed, the rigorous fallback
+    (verify.rigorous), whose verdict stands.
     `from_family`: the truths of bound symbols (from `resolve`), enclosed rather than taken at their floats.
 
     `rigorous=False` keeps the float filter's VIOLATED and undecided points (a search's cheap predicate, whose
@@ -151,10 +152,23 @@ def judge(theorem: Theorem, values: Mapping[str, float], bound: mpmath.mpf, trut
     fast = decide(theorem.direction, float(bound), truth)
     lost = degenerate(bound, truth) and truth.enclose is not None
     undecided = (fast is Verdict.INCONCLUSIVE and truth.enclose is not None and truth.method is not Method.MONTE_CARLO)
-    if not lost and (not rigorous or (fast is not Verdict.VIOLATED and not undecided)):
+    near = fast is Verdict.HOLDS and truth.enclose is not None and near_bound(float(bound), truth)
+    if not lost and (not rigorous or (fast is not Verdict.VIOLATED and not undecided and not near)):
         return fast, None
     cert = certify_point(theorem.direction.value, theorem.bound, values, bound, truth, fast, from_family or {})
     return cert.verdict, cert
+
+
+NEAR_RTOL = 1e-3  # a float-filter HOLDS closer than this (relative) to the truth is re-checked in Arb
+
+
+def near_bound(bound: float, truth: Truth) -> bool:
+    """True if a HOLDS rests on a float truth whose interval is not proven (only padded for rounding) within
+    NEAR_RTOL of the bound: an error in the float evaluation (cancellation, a lost digit) could flip it, so the
+    rigorous fallback decides it like a VIOLATED. Infinite sides are decided exactly by the filter."""
+    if not (math.isfinite(bound) and math.isfinite(truth.value)):
+        return False
+    return abs(bound - truth.value) <= NEAR_RTOL * max(abs(bound), abs(truth.value))
 
 
 def _shown(values: Mapping[str, float]) -> str:
@@ -246,11 +260,15 @@ class SearchSummary:
     failed: int = 0
     uncertified: int = 0
     undecided: int = 0
+    failure_reasons: Mapping[str, int] = field(default_factory=dict)  # why points failed or hit a cap, counted
+    uncertified_reasons: Mapping[str, int] = field(default_factory=dict)  # why re-checks did not certify, counted
 
     def to_dict(self) -> dict:
         return {"examples": self.examples, "tried": self.tried, "checked": self.checked, "excluded": self.excluded,
                 "undefined": self.undefined, "capped": self.capped, "failed": self.failed,
-                "uncertified": self.uncertified, "undecided": self.undecided, "seed": self.seed, "found": self.found}
+                "uncertified": self.uncertified, "undecided": self.undecided, "seed": self.seed, "found": self.found,
+                "failure_reasons": dict(sorted(self.failure_reasons.items())),
+                "uncertified_reasons": dict(sorted(self.uncertified_reasons.items()))}
 
 
 @dataclass(frozen=True)

@@ -312,8 +312,68 @@ class Family:
         return self.truth_validated(quantity, self.validate(quantity, params))
 
     def truth_validated(self, quantity: Quantity, params: Mapping[str, float]) -> Truth:
-        """The truth at parameters already returned by `validate`."""
-        return self.truths[quantity](**params)
+        """The truth at parameters already returned by `validate`, checked against the quantity's range
+        (`checked_truth`): a truth function that breaks its contract is a PluginError naming the family, and so is
+        an unexpected exception inside a user-registered family's truth (inside a built-in one it is a bug)."""
+        from verify.errors import PluginError, VerifyError
+        from verify.families import BUILT_IN
+
+        try:
+            truth = self.truths[quantity](**params)
+        except VerifyError:
+            raise
+        except Exception as err:
+            if self.name in BUILT_IN:
+                raise
+            raise PluginError(f"family {self.name}: its {quantity.value} truth failed at "
+                              f"{', '.join(f'{k}={v:g}' for k, v in sorted(params.items()))}: "
+                              f"{type(err).__name__}: {err}") from err
+        return checked_truth(self.name, quantity, truth)
+
+
+# The values each quantity can take: a divergence, a probability, a squared norm or an excess risk is never
+# negative; a probability or a delta is at most 1. Quantities not listed may take any real value.
+_NONNEGATIVE = frozenset({
+    Quantity.RENYI, Quantity.DP_EPSILON, Quantity.DP_DELTA, Quantity.GDP_MU, Quantity.TRADEOFF,
+    Quantity.DP_EPSILON_ADD, Quantity.EXCESS_RISK, Quantity.LSI_CONSTANT, Quantity.AVG_GRAD_SQ,
+    Quantity.AVG_EXCESS_RISK, Quantity.AVERAGED_ITERATE_RISK, Quantity.SHIFTED_RENYI,
+    Quantity.GRADIENT_MAP_LIPSCHITZ, Quantity.PROX_LIPSCHITZ, Quantity.EXPECTED_BATCH_RENYI,
+    Quantity.ESTIMATOR_UNDERCUT, Quantity.ESTIMATE_BELOW_BOUND, Quantity.APPROX_ERROR,
+    Quantity.DEVIATION_PROBABILITY})
+_AT_MOST_ONE = frozenset({Quantity.DP_DELTA, Quantity.TRADEOFF, Quantity.ESTIMATOR_UNDERCUT,
+                          Quantity.ESTIMATE_BELOW_BOUND, Quantity.DEVIATION_PROBABILITY})
+
+
+def quantity_range(quantity: Quantity) -> tuple[float, float]:
+    """The closed range [low, high] of values `quantity` can take (+-inf where unbounded)."""
+    return (0.0 if quantity in _NONNEGATIVE else -math.inf, 1.0 if quantity in _AT_MOST_ONE else math.inf)
+
+
+def checked_truth(family: str, quantity: Quantity, truth: object) -> Truth:
+    """`truth` as returned by a family's truth function, held to the contract every checker decision relies on.
+
+    It must be a `Truth` (a float, or anything else, is a PluginError: a value without an interval and a method
+    certifies nothing). Its interval must meet the quantity's range: an interval wholly outside it (a negative
+    Rényi divergence, a probability above 1) is a PluginError. An interval that straddles an end of the range
+    (a Monte-Carlo estimate of a tiny divergence whose confidence interval reaches below 0) is cut to the range,
+    which only removes values the quantity cannot take; the value is moved into the range with it.
+    """
+    from verify.errors import PluginError
+
+    if not isinstance(truth, Truth):
+        raise PluginError(f"family {family}: its {quantity.value} truth returned a {type(truth).__name__}, not a "
+                          "verify.results.Truth (wrap a formula with verify.families.closed_form, or build "
+                          "Truth.exact(value, detail))")
+    low, high = quantity_range(quantity)
+    if truth.upper < low or truth.lower > high:
+        raise PluginError(f"family {family}: its {quantity.value} truth {truth.value!r} (interval [{truth.lower!r}, "
+                          f"{truth.upper!r}]) is outside the quantity's range [{low:g}, {high:g}]")
+    if truth.lower >= low and truth.upper <= high:
+        return truth
+    lower, upper = max(truth.lower, low), min(truth.upper, high)
+    return Truth(min(max(truth.value, lower), upper), lower, upper, truth.method,
+                 f"{truth.detail}; interval cut to the range [{low:g}, {high:g}] of {quantity.value}",
+                 truth.confidence, truth.ess, truth.enclose)
 
 
 @dataclass(frozen=True)

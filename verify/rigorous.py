@@ -77,14 +77,7 @@ def _as_ball(x: Any) -> Any:
 def _prove(direction: str, bound: Enclosure, truth: Enclosure) -> Verdict:
     """What the two enclosures prove about the claim (INCONCLUSIVE if they cannot decide), with ties at TIE_RTOL."""
     if truth.infinite or bound.infinite:
-        b_inf, t_inf = bound.infinite, truth.infinite
-        if b_inf and t_inf:
-            return Verdict.HOLDS  # +inf against +inf: equality
-        if direction == "upper":
-            return Verdict.HOLDS if b_inf else Verdict.VIOLATED
-        if direction == "lower":
-            return Verdict.VIOLATED if b_inf else Verdict.HOLDS
-        return Verdict.VIOLATED
+        return _prove_infinite(direction, _sign_of_infinite(bound), _sign_of_infinite(truth))
     b_lo, b_hi, t_lo, t_hi = (_as_ball(v) for v in (bound.lower, bound.upper, truth.lower, truth.upper))
     size_hi = max(abs(b_lo), abs(b_hi), abs(t_lo), abs(t_hi), key=lambda v: v.mid())
     scale_lo = max(_abs_lower(b_lo, b_hi), _abs_lower(t_lo, t_hi), key=lambda v: v.mid())
@@ -99,6 +92,22 @@ def _prove(direction: str, bound: Enclosure, truth: Enclosure) -> Verdict:
     if Verdict.VIOLATED in worst:
         return Verdict.VIOLATED
     return Verdict.HOLDS if worst == (Verdict.HOLDS, Verdict.HOLDS) else Verdict.INCONCLUSIVE
+
+
+def _sign_of_infinite(e: Enclosure) -> int:
+    """+1 or -1 for an infinite enclosure (+inf or -inf), 0 for a finite one."""
+    return int(math.copysign(1, e.lower)) if e.infinite else 0
+
+
+def _prove_infinite(direction: str, bound: int, truth: int) -> Verdict:
+    """The verdict when a side is infinite, by the extended-real order: `bound` and `truth` are +1 (+inf), -1 (-inf)
+    or 0 (finite; at least one side is infinite). -inf < every finite value < +inf; an infinity equals only itself,
+    so the signs compare like the values."""
+    if direction == "upper":  # bound >= truth
+        return Verdict.HOLDS if bound >= truth else Verdict.VIOLATED
+    if direction == "lower":  # bound <= truth
+        return Verdict.HOLDS if bound <= truth else Verdict.VIOLATED
+    return Verdict.HOLDS if bound == truth else Verdict.VIOLATED  # exact: equal infinities only
 
 
 def _abs_lower(lo: Any, hi: Any) -> Any:
@@ -138,9 +147,12 @@ def certify_point(direction: str, expr: sp.Expr, values: Mapping[str, Any], boun
         except DeadlineExceeded as err:
             reason = f"{type(err).__name__}: {err} ({CERTIFY_DEADLINE_S:g} s)"
             break
-        except (NotEnclosable, VerifyError, ZeroDivisionError, ValueError) as err:
+        except (NotEnclosable, VerifyError, ArithmeticError, ValueError) as err:
             reason = f"{type(err).__name__}: {err}"
             continue
+        except Exception as err:  # noqa: BLE001 - a re-check that breaks (a library too old, a plugin's enclose
+            reason = f"{type(err).__name__}: {err}"  # that raises) proves nothing: the point is uncertified
+            break
         if proved is not Verdict.INCONCLUSIVE or prec == PRECISIONS[-1]:
             (b_lo, b_hi), (t_lo, t_hi) = b.text(), t.text()
             why = "" if proved is not Verdict.INCONCLUSIVE else "the enclosures overlap the tie band"

@@ -8,15 +8,20 @@ with the same selection, seed and backend give identical JSON apart from those.
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import json
 import math
 import os
 import platform
+import subprocess
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import cache
 from importlib import metadata
 from pathlib import Path
 
@@ -26,6 +31,7 @@ from verify.backend import ENV_VAR, get_namespace
 from verify.catalog import companions, select
 from verify.catalog import theorem as catalog_theorem
 from verify.checker import ApplicationResult, SearchSummary, aggregate, check_application
+from verify.errors import ParameterError
 from verify.executors import check_executor, dask_executor, fork_executor
 from verify.families import family as get_family
 from verify.memo import shared_truths
@@ -35,21 +41,50 @@ from verify.reporting.latex import assumption_latex, statement_latex, to_latex
 from verify.results import Verdict
 from verify.testing.falsify import search_outcome
 
-SCHEMA_VERSION = "3.0"  # 3: points and skipped points as columns (verify.reporting.columns)
+SCHEMA_VERSION = "3.1"  # 3: points and skipped points as columns (verify.reporting.columns); 3.1: run.git_commit
 FALSIFY_EXAMPLES = 100  # falsifier points per application in `verify run` / `verify report` (0: grid only)
 FALSIFY_BUDGET_S = 120.0  # wall-clock cap per application; generous so that the point count decides (reproducible)
 SCHEMA_FILE = "verify/reporting/results.schema.json"
-VERSIONED = ("dp-verify", "sympy", "numpy", "scipy", "mpmath")
+# distributions whose versions a run records, with the module whose __version__ stands in without metadata
+VERSIONED = {"dp-verify": "verify", "hypothesis": "hypothesis", "python-flint": "flint", "sympy": "sympy",
+             "mpmath": "mpmath", "numpy": "numpy", "scipy": "scipy"}
+NOT_INSTALLED = "not installed"
 
 
 def package_versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
-    for dist in VERSIONED:
+    """Python's version, verify's own (`verify`, its __version__) and each VERSIONED distribution's."""
+    from verify import __version__
+
+    out = {"python": platform.python_version(), "verify": __version__}
+    for dist, module in VERSIONED.items():
         try:
             out[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
-            out[dist] = "not installed"
+            try:
+                out[dist] = str(importlib.import_module(module).__version__)
+            except (ImportError, AttributeError):
+                out[dist] = NOT_INSTALLED
     return out
+
+
+@cache
+def git_commit() -> str | None:
+    """The commit checked out in verify's source tree (`git rev-parse HEAD`) if the package runs from a git checkout
+    (its parent folder holds .git), else None; None, silently, without git or on any git error. Computed once per
+    process: the commit of the code that was imported."""
+    root = Path(__file__).resolve().parent.parent
+    if not (root / ".git").exists():
+        return None
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}  # the source tree's own repository
+    try:
+        done = subprocess.run(["git", "rev-parse", "--verify", "--quiet", "HEAD"], cwd=root, env=env, timeout=10,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                              check=False)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return None
+    commit = done.stdout.strip()
+    return commit if done.returncode == 0 and len(commit) in (40, 64) and all(
+        c in "0123456789abcdef" for c in commit) else None
 
 
 def _utc_now() -> str:
@@ -86,7 +121,8 @@ class RunResult:
             "schema_version": SCHEMA_VERSION,
             "schema": SCHEMA_FILE,
             "run": {"selectors": list(self.selectors), "seed": self.seed, "backend": self.backend,
-                    "versions": package_versions(), "theorems": [t.id for t in self.theorems]},
+                    "versions": package_versions(), "git_commit": git_commit(),
+                    "theorems": [t.id for t in self.theorems]},
             "all_as_expected": not self.unexpected,
             "summary": {"n_results": len(results), "n_as_expected": len(results) - len(self.unexpected),
                         "n_unexpected": len(self.unexpected), "n_errors": len(self.errors),
@@ -99,13 +135,86 @@ class RunResult:
 
 
 def is_results_file(path: Path) -> bool:
-    """True if `path` is a results file this tool wrote (`verify run --json`, results.json)."""
+    """True if `path` is a results file this tool wrote (`verify run --json`, results.json): a regular file (not a
+    link) holding one JSON object with verify's schema_version, run and results."""
     try:
+        if not path.is_file() or path.is_symlink():
+            return False
         with path.open(encoding="utf-8") as fh:
-            head = fh.read(200)
-    except (OSError, UnicodeDecodeError):
+            if not fh.read(200).lstrip().startswith("{"):
+                return False
+            fh.seek(0)
+            data = json.load(fh)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return False
-    return path.is_file() and head.lstrip().startswith("{") and '"schema_version"' in head
+    return isinstance(data, dict) and {"schema_version", "run", "results"} <= set(data)
+
+
+def check_writable(folder: Path | str, what: str) -> None:
+    """Refuse (ParameterError naming `what`, one line) unless files can be created in `folder` or, where it does not
+    exist yet, in its nearest existing parent: that one must be a folder, and a probe file is created there and
+    removed again. Called before a run, so that an unwritable destination costs nothing."""
+    folder = Path(folder)
+    existing = folder
+    while not os.path.lexists(existing) and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ParameterError(f"{what} cannot be written: {existing} is not a folder")
+    probe = existing / f".verify-probe-{uuid.uuid4().hex[:12]}"
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError as err:
+        raise ParameterError(f"{what} cannot be written: {existing}: {err.strerror or err}") from None
+    try:
+        os.unlink(probe)
+    except OSError:
+        pass
+
+
+def check_results_path(path: Path | str) -> Path:
+    """The destination of `verify run --json`, refused before the run unless it is absent or a results file verify
+    wrote, and its folder can be written."""
+    path = Path(path)
+    what = f"--json {path}"
+    if path.is_symlink() or (path.exists() and not path.is_dir() and not is_results_file(path)):
+        raise ParameterError(f"{what} exists and is not a verify results file; verify never overwrites files it did "
+                             "not create")
+    if path.is_dir():
+        raise ParameterError(f"{what} is a folder; give a file name for the results")
+    check_writable(path.parent, what)
+    return path
+
+
+def write_results(path: Path | str, text: str) -> Path:
+    """Write `text` (a results file) to `path` atomically: to a new temporary file beside it, then moved over `path`
+    only if that is still absent or a results file verify wrote. Any failure is one ParameterError line; a foreign
+    file that appeared at `path` during the run is left alone and the results are kept in the temporary file."""
+    path = Path(path)
+    tmp = path.parent / f".{path.name}.{uuid.uuid4().hex[:12]}.partial"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as err:
+        _remove_quietly(tmp)
+        raise ParameterError(f"cannot write {path}: {err.strerror or err}") from None
+    if path.is_symlink() or path.is_dir() or (path.exists() and not is_results_file(path)):
+        raise ParameterError(f"{path} appeared during the run and is not a verify results file; verify never "
+                             f"overwrites files it did not create: the results are in {tmp}")
+    try:
+        os.replace(tmp, path)
+    except OSError as err:
+        _remove_quietly(tmp)
+        raise ParameterError(f"cannot write {path}: {err.strerror or err}") from None
+    return path
+
+
+def _remove_quietly(path: Path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def json_safe(obj):
@@ -295,9 +404,10 @@ def falsify_application(theorem: Theorem, app: Application, result: ApplicationR
     if found is not None:
         points = points + (dataclasses.replace(found.result, origin="falsifier"),)
     verdict = aggregate(list(points))
-    if result.errors and verdict is Verdict.HOLDS:
-        verdict = Verdict.INCONCLUSIVE
+    if (result.errors or (found is None and outcome.uncertified)) and verdict is Verdict.HOLDS:
+        verdict = Verdict.INCONCLUSIVE  # unchecked grid points, or search points that look violated unproven
     summary = SearchSummary(examples, seed, found is not None, outcome.tried, outcome.checked,
                             sum(outcome.excluded.values()), outcome.undefined, outcome.capped, outcome.failed,
-                            outcome.uncertified, outcome.undecided)
+                            outcome.uncertified, outcome.undecided, outcome.failure_reasons,
+                            outcome.uncertified_reasons)
     return dataclasses.replace(result, points=points, verdict=verdict, search=summary)

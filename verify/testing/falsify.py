@@ -12,12 +12,16 @@ import contextlib
 import random
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import sympy as sp
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample, Unsatisfiable
-from hypothesis.internal.conjecture import providers as _providers
+
+try:  # private: the pool of constants that hypothesis >= 6.131 harvests from local modules (see _no_local_constants)
+    from hypothesis.internal.conjecture import providers as _providers
+except ImportError:  # pragma: no cover - older hypothesis: no such pool
+    _providers = None
 
 from verify.checker import check_point
 from verify.conventions import convention_binds
@@ -27,7 +31,6 @@ from verify.errors import (
     ParameterError,
     ResourceLimitError,
     UndefinedBoundError,
-    VerifyError,
 )
 from verify.families import family as get_family
 from verify.limits import deadline
@@ -56,16 +59,21 @@ def _no_local_constants() -> Iterator[None]:
 
     Hypothesis draws about one value in twenty from the literals of every "local" module in sys.modules, so the
     points a seed generates would depend on what the caller imported (a pytest session, an editable install, a
-    user's script), and the same seed would not give the same JSON. Its global constants stay in use.
+    user's script), and the same seed would not give the same JSON. Its global constants stay in use. Versions of
+    hypothesis without the pool (before 6.131) need nothing hidden; the hook is looked up, never assumed.
     """
-    saved = _providers._get_local_constants
+    saved = getattr(_providers, "_get_local_constants", None)
+    cache = getattr(_providers, "CONSTANTS_CACHE", None)
+    if saved is None or cache is None or not hasattr(_providers, "Constants"):
+        yield
+        return
     _providers._get_local_constants = lambda: _providers.Constants()
-    _providers.CONSTANTS_CACHE.cache.clear()
+    cache.cache.clear()
     try:
         yield
     finally:
         _providers._get_local_constants = saved
-        _providers.CONSTANTS_CACHE.cache.clear()
+        cache.cache.clear()
 
 
 @dataclass(frozen=True)
@@ -86,14 +94,17 @@ class SearchOutcome:
     budget_hit: bool
     counterexample: Counterexample | None = None
     first_failure: str = ""
-    uncertified: int = 0  # points the float filter calls violated that no rigorous enclosure could decide
+    uncertified: int = 0  # points the float filter calls violated whose rigorous re-check did not prove it
     undecided: int = 0  # points whose truth interval (a confidence interval, a bracket) overlaps the bound
+    failure_reasons: Mapping[str, int] = field(default_factory=dict)  # why points failed or were capped, counted
+    uncertified_reasons: Mapping[str, int] = field(default_factory=dict)  # why re-checks did not certify, counted
 
     def to_dict(self) -> dict:
         return {"theorem": self.theorem, "family": self.family, "seed": self.seed, "tried": self.tried,
                 "checked": self.checked, "excluded": dict(sorted(self.excluded.items())),
                 "undefined": self.undefined, "capped": self.capped, "failed": self.failed,
                 "uncertified": self.uncertified, "undecided": self.undecided,
+                "failure_reasons": dict(self.failure_reasons), "uncertified_reasons": dict(self.uncertified_reasons),
                 "seconds": self.seconds, "budget_hit": self.budget_hit, "first_failure": self.first_failure,
                 "counterexample": self.counterexample.to_dict() if self.counterexample else None}
 
@@ -104,8 +115,8 @@ class SearchOutcome:
             parts.append(f"{sum(self.excluded.values())} outside the assumptions")
         for count, what in ((self.undefined, "where the bound is undefined"), (self.capped, "over a time/memory cap"),
                             (self.failed, "where the truth failed"),
-                            (self.uncertified, "violated in floating point but not certifiable (no rigorous "
-                                               "enclosure of the truth)"),
+                            (self.uncertified, "violated in floating point but not certified (the rigorous "
+                                               "re-check could not decide)"),
                             (self.undecided, "undecided (the truth's interval overlaps the bound)")):
             if count:
                 parts.append(f"{count} {what}")
@@ -161,13 +172,35 @@ def _validate(max_examples: int, budget_s: float, min_checked: int | None) -> in
     return min_checked
 
 
+class _BudgetSpent(Exception):
+    """Raised by the search's predicate once the wall-clock budget is spent: it ends hypothesis's search at once."""
+
+
+REASONS_KEPT = 5  # distinct reasons stored per kind (failed, uncertified), each with its count
+
+
+def _reason(err: BaseException | str) -> str:
+    text = err if isinstance(err, str) else f"{type(err).__name__}: {err}"
+    text = " ".join(text.split())
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _tally(reasons: dict[str, int], reason: str) -> None:
+    if reason in reasons or len(reasons) < REASONS_KEPT:
+        reasons[reason] = reasons.get(reason, 0) + 1
+    else:
+        reasons["(other reasons)"] = reasons.get("(other reasons)", 0) + 1
+
+
 def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 2000, budget_s: float = 10.0,
                    seed: int = 0, companions: Sequence[Theorem] = ()) -> SearchOutcome:
     """Hypothesis search for a VIOLATED point of `theorem` on `app`, with the counts of what it did.
 
-    `max_examples` bounds the points tried (reproducible for a seed); `budget_s` caps the whole search, shrinking
-    included, in wall-clock seconds (each point's truth gets what is left as its deadline). The search's predicate is
-    the float filter; a point it calls VIOLATED is re-checked rigorously (verify.rigorous) before it counts.
+    `max_examples` bounds the points tried (reproducible for a seed); `budget_s` caps the whole search in wall-clock
+    seconds, shrinking and the final rounding included (each point gets what is left as its deadline; once it is
+    spent the search stops and reports the last certified counterexample, if any). The search's predicate is the
+    float filter; a point it calls VIOLATED counts only once the rigorous re-check (verify.rigorous) proved it: a
+    re-check that is undecided, capped or fails is an *uncertified* point, and the reasons are kept.
     """
     _validate(max_examples, budget_s, None)
     start = time.monotonic()
@@ -175,59 +208,90 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
     memo: dict[tuple, bool] = {}
     counts = {"tried": 0, "checked": 0, "undefined": 0, "capped": 0, "failed": 0, "uncertified": 0, "undecided": 0}
     excluded: dict[str, int] = {}
-    state = {"budget_hit": False, "first_failure": ""}
+    failures: dict[str, int] = {}
+    uncertified: dict[str, int] = {}
+    state: dict = {"budget_hit": False, "first_failure": "", "best": None}
+
+    def certify(point: dict[str, float]) -> PointResult | None:
+        """The rigorous re-check of a float-VIOLATED point: its result if proven VIOLATED, else None (counted)."""
+        try:
+            with deadline(max(end - time.monotonic(), 1e-3), "the search's time budget"):
+                result = check_point(theorem, app, point)
+        except Exception as err:  # noqa: BLE001 - a certificate that could not be computed is no certificate
+            counts["uncertified"] += 1
+            _tally(uncertified, _reason(err))
+            return None
+        if result.verdict is Verdict.VIOLATED:
+            counts["checked"] += 1
+            return result
+        if result.verdict is Verdict.HOLDS:  # the enclosures overturned the float filter: a checked point
+            counts["checked"] += 1
+            return None
+        counts["uncertified"] += 1
+        cert = result.certificate
+        _tally(uncertified, _reason(cert.reason if cert is not None and cert.reason else "the enclosures overlap"))
+        return None
 
     def violated(point: dict[str, float]) -> bool:
         key = tuple(sorted(point.items()))
         if key in memo:  # hypothesis replays points: the same answer every time
             return memo[key]
-        left = end - time.monotonic()
-        if left <= 0:
+        if time.monotonic() >= end:
             state["budget_hit"] = True
-            memo[key] = False
-            return False
+            raise _BudgetSpent
         counts["tried"] += 1
         found = False
         try:
-            with deadline(left, "the search's time budget"):
+            with deadline(max(end - time.monotonic(), 1e-3), "the search's time budget"):
                 verdict = check_point(theorem, app, point, rigorous=False).verdict
-                outcome = "checked"
-                if verdict is Verdict.INCONCLUSIVE:  # an estimate's interval, or a bracket, overlapping the bound
-                    outcome = "undecided"
-                elif verdict is Verdict.VIOLATED:  # the float filter is not enough: certify before it counts
-                    verdict = check_point(theorem, app, point).verdict
-                    outcome = "uncertified" if verdict is Verdict.INCONCLUSIVE else "checked"
-            counts[outcome] += 1
-            found = verdict is Verdict.VIOLATED  # only once the certification finished: a cap is not a finding
         except AssumptionError as err:
             excluded[err.assumption] = excluded.get(err.assumption, 0) + 1
         except UndefinedBoundError:
             counts["undefined"] += 1
-        except ResourceLimitError:
+        except ResourceLimitError as err:
             counts["capped"] += 1
+            _tally(failures, _reason(err))
         except Exception as err:  # noqa: BLE001 - a truth or a bind that fails at a point is counted, not fatal
             counts["failed"] += 1
-            state["first_failure"] = state["first_failure"] or f"{type(err).__name__}: {err}"
+            _tally(failures, _reason(err))
+            state["first_failure"] = state["first_failure"] or _reason(err)
+        else:
+            if verdict is Verdict.INCONCLUSIVE:  # an estimate's interval, or a bracket, overlapping the bound
+                counts["undecided"] += 1
+            elif verdict is Verdict.VIOLATED:  # the float filter is not enough: certify before it counts
+                result = certify(point)
+                if result is not None:
+                    found = True
+                    state["best"] = (point, result)
+            else:
+                counts["checked"] += 1
         memo[key] = found
         return found
 
     config = settings(max_examples=max_examples, deadline=None, database=None, phases=[Phase.generate, Phase.shrink],
                       suppress_health_check=list(HealthCheck))
-    found: Counterexample | None = None
     try:
         with _no_local_constants():
-            point = find(point_strategy(theorem, app), violated, settings=config, random=random.Random(seed))
-    except (NoSuchExample, Unsatisfiable):
-        point = None
-    if point is not None:
-        point = _round(theorem, app, point)
-        result = check_point(theorem, app, point, companions)
-        if result.verdict is Verdict.VIOLATED:  # re-certified at the reported point, or no counterexample at all
-            found = Counterexample(result, counts["tried"], time.monotonic() - start, counts["checked"])
+            find(point_strategy(theorem, app), violated, settings=config, random=random.Random(seed))
+    except (NoSuchExample, Unsatisfiable, _BudgetSpent):
+        pass
+    found: Counterexample | None = None
+    if state["best"] is not None:  # the simplest certified point hypothesis reached (the last one it accepted)
+        point, result = state["best"]
+        point, result = _round(theorem, app, point, result, end)
+        if companions and time.monotonic() < end:
+            try:
+                with deadline(end - time.monotonic(), "the search's time budget"):
+                    with_companions = check_point(theorem, app, point, companions)
+                if with_companions.verdict is Verdict.VIOLATED:
+                    result = with_companions
+            except Exception:  # noqa: BLE001 - companions are decoration: the certified result stands without them
+                pass
+        found = Counterexample(result, counts["tried"], time.monotonic() - start, counts["checked"])
     return SearchOutcome(theorem.id, app.family, seed, counts["tried"], counts["checked"], excluded,
                          counts["undefined"], counts["capped"], counts["failed"], time.monotonic() - start,
                          state["budget_hit"], found, state["first_failure"], counts["uncertified"],
-                         counts["undecided"])
+                         counts["undecided"], failures, uncertified)
 
 
 def search(theorem: Theorem, app: Application, *, max_examples: int = 2000, budget_s: float = 10.0,
@@ -237,22 +301,30 @@ def search(theorem: Theorem, app: Application, *, max_examples: int = 2000, budg
                           companions=companions).counterexample
 
 
-def _round(theorem: Theorem, app: Application, point: dict[str, float]) -> dict[str, float]:
-    """Round each value to the fewest significant digits (1..6) that keep the point (certifiably) violated."""
+def _round(theorem: Theorem, app: Application, point: dict[str, float], result: PointResult,
+           end: float) -> tuple[dict[str, float], PointResult]:
+    """Round each value to the fewest significant digits (1..6) that keep the point certifiably violated, while the
+    budget (monotonic time `end`) lasts; returns the point and its certified result."""
     point = dict(point)
     for name in sorted(point):
         value = point[name]
         if float(value).is_integer():
             continue
         for digits in range(1, 7):
+            if time.monotonic() >= end:
+                return point, result
             candidate = {**point, name: float(f"{value:.{digits}g}")}
+            if candidate == point:
+                break
             try:
-                if check_point(theorem, app, candidate).verdict is Verdict.VIOLATED:
-                    point = candidate
-                    break
-            except VerifyError:
+                with deadline(end - time.monotonic(), "the search's time budget"):
+                    rounded = check_point(theorem, app, candidate)
+            except Exception:  # noqa: BLE001 - a candidate that cannot be checked is not taken
                 continue
-    return point
+            if rounded.verdict is Verdict.VIOLATED:
+                point, result = candidate, rounded
+                break
+    return point, result
 
 
 def user_theorem(bound: sp.Expr | str, family: str, side: str = "upper", *, quantity: Quantity | str | None = None,
@@ -357,9 +429,11 @@ def require_checked(outcome: SearchOutcome, needed: int) -> None:
     """Raise NothingChecked unless the search found a counterexample or checked at least `needed` points; also when
     points look violated in floating point but could not be certified: that is undecided, never a pass."""
     if outcome.counterexample is None and outcome.uncertified:
+        reasons = "; ".join(f"{r} (x{n})" for r, n in outcome.uncertified_reasons.items())
         raise NothingChecked(f"{outcome.theorem} on {outcome.family}: {outcome.summary()}: the bound looks violated "
-                             "but the family's truth has no rigorous enclosure to certify it (give its Truth an "
-                             "`enclose`, e.g. with verify.families.closed_form): undecided")
+                             "in floating point but no certificate could be computed (a truth needs a rigorous "
+                             "`enclose`, e.g. from verify.families.closed_form): undecided"
+                             + (f"; why: {reasons}" if reasons else ""))
     if outcome.counterexample is None and outcome.checked < needed:
         why = f"; first failure: {outcome.first_failure}" if outcome.first_failure else ""
         raise NothingChecked(f"{outcome.theorem} on {outcome.family}: only {outcome.summary()}, fewer than the "

@@ -110,7 +110,7 @@ class _Arb:
     def binomial(n: Any, k: Any) -> Any:
         return arb.bin_uiui(int(n), int(k))
 
-    inf = math.inf
+    inf = None  # set below: a ProvenInfinity, which Enclosure.of accepts where it refuses a plain float
 
     @staticmethod
     def sign(x: Any) -> int | None:
@@ -140,6 +140,18 @@ class _Arb:
         return out
 
 
+class ProvenInfinity(float):
+    """+-inf returned on purpose by a closed form in Arb mode (`num().inf`), e.g. a divergence between laws with
+    different supports. Unlike a float that overflowed (or any float computed outside Arb), it is a proof."""
+
+    def __neg__(self) -> ProvenInfinity:
+        return ProvenInfinity(-float(self))
+
+    def __pos__(self) -> ProvenInfinity:
+        return self
+
+
+_Arb.inf = ProvenInfinity(math.inf)
 MP, ARB = _Mp(), _Arb()
 _current: contextvars.ContextVar[Any] = contextvars.ContextVar("verify_numbers", default=MP)
 
@@ -263,10 +275,19 @@ class Enclosure:
 
     @classmethod
     def of(cls, ball: Any, method: str, prec: int) -> Enclosure:
-        """The enclosure of an Arb ball (NotEnclosable if the ball is NaN or unbounded)."""
-        if isinstance(ball, float) and math.isinf(ball):
-            return cls(ball, ball, method, prec)
-        ball = _ball(ball)
+        """The enclosure of an Arb ball (NotEnclosable if the ball is NaN or unbounded).
+
+        Only a genuine Arb result encloses: a Python float (or an mpmath or NumPy number) returned in Arb mode, e.g. by
+        a formula that called `math.exp`, is a rounded value, not a ball, and is refused. An infinity counts only as
+        `num().inf` (a ProvenInfinity); an exact integer is its own enclosure."""
+        if isinstance(ball, ProvenInfinity) and math.isinf(ball):
+            return cls(float(ball), float(ball), method, prec)
+        if isinstance(ball, int) and not isinstance(ball, bool):
+            ball = arb(ball)
+        if not isinstance(ball, arb):
+            raise NotEnclosable(f"{method}: the formula returned a {type(ball).__name__} ({ball!r}) in Arb mode, not "
+                                "an Arb ball: a float is a rounded value, not a rigorous enclosure (compute with "
+                                "verify.truth.numbers.num() throughout)")
         if not ball.is_finite():
             raise NotEnclosable(f"{method}: the enclosure is not finite ({ball})")
         return cls(ball.lower(), ball.upper(), method, prec)

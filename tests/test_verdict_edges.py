@@ -1,0 +1,185 @@
+"""Issue 21 §1: a verdict is never wrong at the edges of the certification machinery, attacked with generated
+inputs. Each class: an infinite bound keeps its sign; a float returned in Arb mode is not a ball; a truth that breaks
+its contract (not a Truth, outside its quantity's range) is refused or cut honestly; a HOLDS that rests on an
+unproven float truth close to the bound is decided in Arb; a re-check that cannot run is never a pass; the search's
+budget is a wall-clock cap. References are independent: Python's own extended-real float order, exact arithmetic on
+the instance's formula, the elapsed clock."""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+
+import mpmath
+import pytest
+import sympy as sp
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import verify.families as families
+from verify.checker import judge
+from verify.errors import NothingChecked, PluginError
+from verify.model import Family, Parameter, Quantity, checked_truth
+from verify.results import Method, Truth, Verdict
+from verify.testing import falsify, falsify_outcome, user_theorem
+from verify.truth.numbers import Enclosure, NotEnclosable, arb_numbers, num
+
+SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+
+
+@pytest.fixture(autouse=True)
+def restore_families(monkeypatch):
+    monkeypatch.setattr(families, "FAMILIES", dict(families.FAMILIES))
+
+
+def _family(name: str, truth_fn, quantity: Quantity = Quantity.RENYI) -> Family:
+    a = sp.Symbol("a", positive=True)
+    fam = Family(name, "a test family: truth f(a)", (Parameter(a, a > 0, "a scale"),), frozenset(),
+                 {quantity: truth_fn}, "test")
+    families.FAMILIES.pop(name, None)  # hypothesis runs many examples inside one test's fixture
+    families.register(fam)
+    return fam
+
+
+# ---- infinite bounds keep their sign ---------------------------------------------------------------------------
+
+def _exact_truth(value: float) -> Truth:
+    def enclose(prec: int) -> Enclosure:
+        with arb_numbers(prec) as N:
+            return Enclosure.of(N.inf if math.isinf(value) else N.mpf(value), "test value", prec)
+    return Truth.exact(value, "test", enclose=enclose)
+
+
+@SETTINGS
+@given(side=st.sampled_from(["upper", "lower", "exact"]), bound=st.sampled_from([math.inf, -math.inf]),
+       truth=st.one_of(st.floats(-1e300, 1e300, allow_nan=False), st.sampled_from([math.inf, 0.0])))
+def test_an_infinite_bound_is_judged_by_the_extended_real_order(side, bound, truth):
+    _family("edge_constant", lambda a: _exact_truth(1.0))
+    theorem = user_theorem("a", "edge_constant", side)
+    verdict, _ = judge(theorem, {"a": 1.0}, mpmath.mpf(bound), _exact_truth(truth))
+    holds = {"upper": bound >= truth, "lower": bound <= truth, "exact": bound == truth}[side]  # Python's order
+    assert verdict is (Verdict.HOLDS if holds else Verdict.VIOLATED)
+
+
+# ---- a float is not a ball ---------------------------------------------------------------------------------------
+
+@SETTINGS
+@given(x=st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False))
+def test_a_float_returned_in_arb_mode_is_refused(x):
+    with arb_numbers(64):
+        with pytest.raises(NotEnclosable, match="not an Arb ball"):
+            Enclosure.of(float(x), "plugin", 64)
+        with pytest.raises(NotEnclosable):
+            Enclosure.of(math.inf, "plugin", 64)  # an overflowed float proves no infinity
+        assert Enclosure.of(num().inf, "closed form", 64).infinite
+        assert Enclosure.of(-num().inf, "closed form", 64).lower == -math.inf
+
+
+@SETTINGS
+@given(a=st.floats(0.01, 5.0), slack=st.floats(1e-12, 1e-6))
+def test_a_plugin_computing_in_floats_never_certifies_a_violation(a, slack):
+    # the truth is e^a computed with math.exp: a float in Arb mode too. The bound undercuts it by a relative
+    # `slack` that float rounding could fake; before the fix the float became a radius-0 ball and "certified" it.
+    _family("float_plugin", families.closed_form(lambda a: math.exp(a), "e^a in floats"))
+    theorem = user_theorem(f"exp(a)*(1 - {slack!r})", "float_plugin", "upper")
+    from verify.checker import check_point
+    result = check_point(theorem, theorem.applications[0], {"a": a})
+    assert result.verdict is Verdict.INCONCLUSIVE
+    assert "not an Arb ball" in result.certificate.reason
+
+
+# ---- truths are held to their quantity's range ---------------------------------------------------------------------
+
+@SETTINGS
+@given(value=st.floats(-1e6, 1e6, allow_nan=False), quantity=st.sampled_from(list(Quantity)))
+def test_a_truth_outside_its_range_is_refused_and_a_straddling_one_is_cut(value, quantity):
+    from verify.model import quantity_range
+    low, high = quantity_range(quantity)
+    exact = Truth.exact(value, "plugin")
+    if exact.upper < low or exact.lower > high:
+        with pytest.raises(PluginError, match="outside the quantity's range"):
+            checked_truth("p", quantity, exact)
+    else:
+        kept = checked_truth("p", quantity, exact)
+        assert low <= kept.lower <= kept.value <= kept.upper <= high
+    estimate = Truth(value, value - 1.0, value + 1.0, Method.MONTE_CARLO, "plugin estimate", 0.95, 100.0)
+    if estimate.upper < low or estimate.lower > high:
+        with pytest.raises(PluginError):
+            checked_truth("p", quantity, estimate)
+    else:
+        cut = checked_truth("p", quantity, estimate)
+        assert low <= cut.lower <= cut.value <= cut.upper <= high
+        assert cut.lower == max(estimate.lower, low) and cut.upper == min(estimate.upper, high)
+
+
+@pytest.mark.parametrize("returned", [0.5, 1, None, "0.5", mpmath.mpf(1)])
+def test_a_truth_function_returning_anything_but_a_truth_is_a_plugin_error(returned):
+    fam = _family("bad_return", lambda a: returned)
+    with pytest.raises(PluginError, match="not a verify.results.Truth"):
+        fam.truth(a=1.0)
+
+
+def test_a_negative_renyi_divergence_is_refused_and_a_raising_plugin_is_named():
+    fam = _family("negative_renyi", lambda a: Truth.exact(-a, "plugin"))
+    with pytest.raises(PluginError, match="outside the quantity's range"):
+        fam.truth(a=0.5)
+    broken = _family("raising", lambda a: 1 / 0)
+    with pytest.raises(PluginError, match="ZeroDivisionError"):
+        broken.truth(a=0.5)
+
+
+# ---- a HOLDS near the bound on an unproven float truth is decided in Arb -------------------------------------------
+
+@SETTINGS
+@given(a=st.floats(0.1, 10.0), error=st.floats(2e-8, 1e-4), share=st.floats(0.5, 0.95))
+def test_a_narrow_hold_on_a_wrong_float_truth_is_re_decided(a, error, share):
+    # the float evaluation is low by a relative `error` (what a cancellation does); the Arb one is right. A bound
+    # between the two holds against the float truth and is violated by the real one (by more than the tie band).
+    def wrong_in_floats(a):
+        N = num()
+        value = N.exp(N.mpf(a))
+        return value if N.rigorous else value * (1 - mpmath.mpf(error))
+    _family("lossy", families.closed_form(wrong_in_floats, "e^a, low in mpmath"))
+    cut = error * share
+    theorem = user_theorem(f"exp(a)*(1 - {cut!r})", "lossy", "upper")
+    from verify.checker import check_point
+    result = check_point(theorem, theorem.applications[0], {"a": a})
+    assert result.verdict is Verdict.VIOLATED and result.certificate is not None
+
+
+# ---- a re-check that cannot run is never a pass; the budget is a wall-clock cap -------------------------------------
+
+HALVED = "alpha*S**2/(lam*sigma**2*n**2)*(1 - exp(-lam*eta*K/4))"  # README's wrong bound (the rate halved)
+ASSUME = ["eta < 1/lam", "start_var <= 2*sigma**2/lam"]
+
+
+def test_a_re_check_that_raises_is_uncertified_never_a_pass(monkeypatch):
+    import verify.rigorous as rigorous
+
+    class OldFlint:  # python-flint 0.6 had no ctx.workprec
+        def __getattr__(self, name):
+            raise AttributeError(f"'flint.ctx' has no attribute '{name}'")
+    monkeypatch.setattr(rigorous, "ctx", OldFlint())
+    outcome = falsify_outcome(HALVED, "noisy_gd_quadratic", "upper", ASSUME, budget_s=30, max_examples=60)
+    assert outcome.counterexample is None and outcome.uncertified > 0 and outcome.failed == 0
+    assert any("workprec" in r for r in outcome.uncertified_reasons)
+    with pytest.raises(NothingChecked, match="no certificate could be computed"):
+        falsify(HALVED, "noisy_gd_quadratic", "upper", ASSUME, budget_s=30, max_examples=60)
+
+
+_DRAWN = random.Random(21)  # the search runs hypothesis itself, which cannot nest inside @given
+
+
+@pytest.mark.parametrize(("budget", "nap"), [(_DRAWN.uniform(0.5, 1.5), _DRAWN.uniform(0.05, 0.2)) for _ in range(3)])
+def test_the_search_budget_is_a_wall_clock_cap(budget, nap):
+    def slow(a):
+        time.sleep(nap)
+        N = num()
+        return N.mpf(a)
+    _family("slow_plugin", families.closed_form(slow, "a, slowly"))
+    start = time.monotonic()
+    outcome = falsify_outcome("2*a", "slow_plugin", "upper", budget_s=budget, max_examples=10_000)
+    elapsed = time.monotonic() - start
+    assert outcome.budget_hit and outcome.counterexample is None and outcome.checked >= 1
+    assert elapsed <= budget + nap + 0.5  # at most the point in flight when the budget ends
