@@ -23,7 +23,7 @@ from verify.executors import EXECUTORS
 from verify.families import FAMILIES, family, load_entry_points, load_plugin
 from verify.reporting.columns import dump_results
 from verify.results import Verdict
-from verify.runner import FALSIFY_EXAMPLES, is_results_file, json_safe, run, theorem_summary
+from verify.runner import FALSIFY_EXAMPLES, check_results_path, json_safe, run, theorem_summary, write_results
 from verify.testing.falsify import MIN_CHECKED, falsify_outcome, require_checked
 
 
@@ -104,11 +104,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if not args.quiet and sys.stderr.isatty():
             print(f"\r[{i + 1}/{total}] {t.id:<60}", end="", file=sys.stderr, flush=True)
 
-    if args.json:
-        target = Path(args.json)
-        if target.is_symlink() or (target.exists() and not is_results_file(target)):
-            raise ParameterError(f"--json {target} exists and is not a verify results file; verify never overwrites "
-                                 "files it did not create")
+    if args.json:  # before the run: a refused or unwritable destination costs nothing
+        check_results_path(Path(args.json))
     outcome = run(args.only, progress, seed=args.seed, falsify=args.falsify, workers=args.workers,
                   executor=args.executor, scheduler=args.scheduler)
     if not args.quiet and sys.stderr.isatty():
@@ -128,11 +125,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"\n{len(outcome.results)} checks in {outcome.seconds:.1f} s; "
           f"{len(outcome.results) - len(bad)} as expected, {len(bad)} unexpected")
     if args.json:
-        path = Path(args.json)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + ".partial")
-        tmp.write_text(dump_results(outcome.to_dict()), encoding="utf-8")
-        tmp.replace(path)
+        path = write_results(Path(args.json), dump_results(outcome.to_dict()))
         print(f"wrote {path}")
     return 1 if bad else 0
 

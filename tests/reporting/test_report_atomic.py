@@ -42,7 +42,7 @@ def test_failure_with_out_leaves_no_folder(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
-def test_rewriting_a_folder_replaces_it_whole(tmp_path):
+def test_rewriting_a_folder_replaces_only_its_own_files(tmp_path):
     needs_report_extra()
     from verify.reporting import write_report
     from verify.runner import run
@@ -50,9 +50,9 @@ def test_rewriting_a_folder_replaces_it_whole(tmp_path):
     out = tmp_path / "r"
     out.mkdir()
     write_report(run(ONE), out, workers=1)  # an empty folder may receive a report
-    (out / "stale.txt").write_text("from an older report")
-    write_report(run(ONE), out, workers=1)  # a previous report (it has the marker) is replaced whole
-    assert not (out / "stale.txt").exists() and (out / "results.json").is_file()
+    (out / "notes.txt").write_text("a user's note")
+    write_report(run(ONE), out, workers=1)  # a previous report: the files its manifest lists are replaced
+    assert (out / "notes.txt").read_text() == "a user's note" and (out / "results.json").is_file()
     assert sorted(os.listdir(tmp_path)) == ["r"]
 
 

@@ -2,17 +2,29 @@
 
 Everything is written to a hidden temporary folder beside the destination and moved into place at the end,
 so a failed or interrupted run never leaves a report that looks complete.
+
+Nothing is lost. Every report folder holds a manifest (the `.verify-report` marker: JSON listing each file verify
+wrote there, with its size and SHA-256). A later report into the same folder replaces only the files its manifest
+lists, and only while they are unchanged; files a user added survive, a changed listed file or a marker without a
+valid manifest is refused (exit 2) before the run. Default run folders (`reports/<run-id>`) are created with
+os.mkdir before the run, so two runs never share one; the `latest` link and `LATEST` note are replaced atomically
+and only when verify wrote them. A destination that changed during the run (another run wrote there) is a refusal
+too, and the finished report is kept beside it under a new name.
 """
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import json
 import os
+import re
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, Future, as_completed
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
@@ -21,7 +33,7 @@ from verify.errors import ParameterError
 from verify.executors import fork_executor
 from verify.model import Theorem
 from verify.reporting.columns import dump_results
-from verify.reporting.html import copy_static, render_html
+from verify.reporting.html import STATIC_DIR, copy_static, render_html
 from verify.reporting.markdown import render_markdown
 from verify.reporting.plots import plot_sweeps
 from verify.reporting.sweeps import base_point, sweep, swept_parameters
@@ -30,6 +42,7 @@ from verify.runner import (
     FALSIFY_EXAMPLES,
     SCHEMA_VERSION,
     RunResult,
+    check_writable,
     is_results_file,
     json_safe,
     run,
@@ -46,14 +59,36 @@ class Report(NamedTuple):
     run: RunResult
 
 
-def new_run_id(root: Path) -> str:
-    """A timestamp-based id (UTC, e.g. 20250101T120000Z) not yet used under `root`."""
-    base = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    run_id, k = base, 1
-    while (root / run_id).exists():
-        k += 1
-        run_id = f"{base}-{k}"
-    return run_id
+RUN_ID = re.compile(r"\d{8}T\d{6}Z(-\d+)?")  # a default run folder's name
+
+
+def _stamp() -> str:
+    """The UTC second, e.g. 20250101T120000Z: the base of a run id."""
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def reserve_run_dir(root: Path) -> tuple[str, Path]:
+    """Create a new run folder `root/<run-id>` (the UTC second, then -2, -3, ... on a collision) with os.mkdir, which
+    fails where the name exists: two runs, in one process or several, never get the same folder. Returns the id and
+    the (empty) folder; a ParameterError if `root` cannot be written."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        base = _stamp()
+        for k in itertools.count(1):
+            run_id = base if k == 1 else f"{base}-{k}"
+            try:
+                os.mkdir(root / run_id)
+            except FileExistsError:
+                continue
+            return run_id, root / run_id
+    except OSError as err:
+        raise ParameterError(f"reports folder {root} cannot be written: {_why(err)}") from None
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _why(err: OSError) -> str:
+    where = f" ({err.filename})" if err.filename else ""
+    return f"{err.strerror or err}{where}"
 
 
 class _Serial(Executor):
@@ -120,23 +155,142 @@ def _write(outcome: RunResult, folder: Path, run_id: str | None, progress: Progr
     copy_static(folder)
 
 
-MARKER = ".verify-report"  # written in every report folder: only such folders (or empty ones) are ever replaced
+MARKER = ".verify-report"  # the manifest of the files verify wrote in a report folder
+TOOL = "dp-verify"
+_HEX = frozenset("0123456789abcdef")
+_ANY = object()  # write_report's `expect`: whatever the destination holds
+
+
+class Manifest(NamedTuple):
+    """A report folder's marker: the files verify wrote there (relative POSIX path -> {"size", "sha256"}) and, while
+    a new report is being moved in, the files of that one (`pending`); `text` is the marker's text."""
+
+    files: dict[str, dict]
+    pending: dict[str, dict]
+    text: str
+
+
+class _Dest(NamedTuple):
+    manifest: Manifest | None  # None: the destination is absent or an empty folder
+    owned: dict[str, dict]  # the listed files present now (unchanged: each matches its record) -> that record
+    token: str | None  # what the destination holds: the marker's text (None: absent or empty)
+
+
+class _Refused(ParameterError):
+    """The destination is refused when the finished report is to be moved in; nothing was changed there."""
+
+
+def _digest(path: Path) -> dict:
+    h = hashlib.sha256()
+    size = 0
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+            size += len(chunk)
+    return {"size": size, "sha256": h.hexdigest()}
+
+
+def _inventory(folder: Path) -> dict[str, dict]:
+    """Every file under `folder` but the marker, by relative POSIX path, with its size and SHA-256."""
+    out = {}
+    for dirpath, dirs, files in os.walk(folder):
+        dirs.sort()
+        for name in sorted(files):
+            rel = (Path(dirpath) / name).relative_to(folder).as_posix()
+            if rel != MARKER:
+                out[rel] = _digest(folder / rel)
+    return out
+
+
+def _safe_rel(rel: object) -> bool:
+    """A relative POSIX path that stays inside its folder: no absolute path, no '..', '.', empty part or backslash."""
+    if not isinstance(rel, str) or not rel or rel == MARKER or "\\" in rel or "\0" in rel or rel.startswith("/"):
+        return False
+    parts = rel.split("/")
+    return all(p not in ("", ".", "..") for p in parts) and ":" not in parts[0]
+
+
+def _valid_record(rec: object) -> bool:
+    return (isinstance(rec, dict) and type(rec.get("size")) is int and rec["size"] >= 0
+            and isinstance(rec.get("sha256"), str) and len(rec["sha256"]) == 64 and set(rec["sha256"]) <= _HEX)
+
+
+def read_manifest(folder: Path | str) -> Manifest | None:
+    """The manifest in `folder`'s marker, or None: no marker, a link, or not a valid manifest (a bare marker, one of
+    an older verify, one that lists a path outside the folder). Only a valid manifest lets verify replace files."""
+    marker = Path(folder) / MARKER
+    try:
+        if marker.is_symlink() or not marker.is_file():
+            return None
+        text = marker.read_text(encoding="utf-8")
+        data = json.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict) or data.get("tool") != TOOL:
+        return None
+    files, pending = data.get("files"), data.get("pending", {})
+    if not isinstance(files, dict) or not isinstance(pending, dict):
+        return None
+    if not all(_safe_rel(rel) and _valid_record(rec) for m in (files, pending) for rel, rec in m.items()):
+        return None
+    return Manifest(files, pending, text)
+
+
+def _marker_text(run_id: str, files: Mapping[str, dict], pending: Mapping[str, dict] | None = None) -> str:
+    data = {"tool": TOOL, "schema_version": SCHEMA_VERSION, "run_id": run_id, "write": uuid.uuid4().hex,
+            "about": "the files verify wrote in this folder; a later report here replaces only these, and only "
+                     "while unchanged", "files": dict(files)}
+    if pending is not None:
+        data.update(pending=dict(pending), complete=False)
+    return json.dumps(data, indent=1, ensure_ascii=False) + "\n"
 
 
 def is_report(path: Path) -> bool:
-    """True if `path` is a report folder this tool wrote: it holds the marker file (or, written before the marker
+    """True if `path` is a report folder this tool wrote: it holds a valid manifest (or, written before the marker
     existed, results.json with a schema_version beside report.md and index.html)."""
     if not path.is_dir() or path.is_symlink():
         return False
-    if (path / MARKER).is_file():
+    if read_manifest(path) is not None:
         return True
     return all((path / f).is_file() for f in ("report.md", "index.html")) and is_results_file(path / "results.json")
 
 
-def check_out_dir(out_dir: Path | str) -> Path:
-    """The report destination, refused (ParameterError, before any work) unless it is absent, an empty folder or a
-    previous report: never a file, a link, a folder of someone's files, the current folder or one of its parents."""
-    out_dir = Path(out_dir)
+def _owned(out_dir: Path, manifest: Manifest, shown: str) -> dict[str, dict]:
+    """The files of `manifest` present in `out_dir`, each with the record it matches; a ParameterError if one was
+    changed, or a folder on its path is now a link or a file (verify would touch what it did not write)."""
+    owned = {}
+    for rel in sorted(set(manifest.files) | set(manifest.pending)):
+        path, present = out_dir, True
+        for part in rel.split("/")[:-1]:
+            path = path / part
+            if not os.path.lexists(path):
+                present = False
+                break
+            if path.is_symlink() or not path.is_dir():
+                raise ParameterError(f"--out {shown}: {path.relative_to(out_dir).as_posix()} is no longer the folder "
+                                     "verify made; verify never touches files it did not create: move it away or "
+                                     "choose another folder")
+        target = out_dir / rel
+        if not present or not os.path.lexists(target):
+            continue  # a listed file the user removed: nothing to replace
+        records = [m[rel] for m in (manifest.files, manifest.pending) if rel in m]
+        if target.is_symlink() or not target.is_file():
+            raise ParameterError(f"--out {shown}: {rel} is no longer the file verify wrote; verify never overwrites "
+                                 "files it did not create: move it away or choose another folder")
+        size = target.stat().st_size
+        digest = _digest(target) if any(r["size"] == size for r in records) else None
+        match = next((r for r in records if digest is not None and r["sha256"] == digest["sha256"]), None)
+        if match is None:
+            raise ParameterError(f"--out {shown}: {rel} was changed after verify wrote it; verify never overwrites "
+                                 "files it did not create: move it away or choose another folder")
+        owned[rel] = match
+    return owned
+
+
+def _inspect(out_dir: Path) -> _Dest:
+    """What `out_dir` holds, refused (ParameterError) unless it is absent, an empty folder or a report with a valid
+    manifest whose files are unchanged: never a file, a link, a folder of someone's files, a bare marker, the current
+    folder or one of its parents."""
     shown = str(out_dir)
     if out_dir.is_symlink():
         raise ParameterError(f"--out {shown} is a symbolic link; give a new folder or a previous report folder")
@@ -145,81 +299,285 @@ def check_out_dir(out_dir: Path | str) -> Path:
     if resolved == cwd or resolved in cwd.parents or resolved == Path.home().resolve():
         raise ParameterError(f"--out {shown} is the current folder, one of its parents or the home folder; give a new "
                              "folder for the report")
-    if out_dir.exists():
-        if not out_dir.is_dir():
-            raise ParameterError(f"--out {shown} is a file; verify never overwrites files it did not create")
-        if not is_report(out_dir) and any(out_dir.iterdir()):
-            raise ParameterError(f"--out {shown} is a folder that is not empty and not a verify report; verify never "
-                                 "deletes files it did not create")
+    if not os.path.lexists(out_dir):
+        return _Dest(None, {}, None)
+    if not out_dir.is_dir():
+        raise ParameterError(f"--out {shown} is a file; verify never overwrites files it did not create")
+    manifest = read_manifest(out_dir)
+    if manifest is None:
+        try:
+            entries = {p.name for p in out_dir.iterdir()}
+        except OSError as err:
+            raise ParameterError(f"--out {shown} cannot be read: {_why(err)}") from None
+        if not entries:
+            return _Dest(None, {}, None)
+        if MARKER in entries:
+            raise ParameterError(f"--out {shown} holds a {MARKER} file but no valid manifest of the files verify "
+                                 "wrote (a bare marker, or a report of an older verify); verify never deletes files "
+                                 "it cannot prove it wrote: remove the folder yourself or choose another")
+        raise ParameterError(f"--out {shown} is a folder that is not empty and not a verify report; verify never "
+                             "deletes files it did not create")
+    return _Dest(manifest, _owned(out_dir, manifest, shown), manifest.text)
+
+
+def _clash(out_dir: Path, rels: Iterable[str], owned: Mapping[str, dict]) -> str | None:
+    """The first path that putting the files `rels` in `out_dir` would overwrite although verify did not write it
+    there (or a file or link where a folder must go); None if there is none."""
+    for rel in sorted(rels):
+        parts = rel.split("/")
+        path = out_dir
+        for i, part in enumerate(parts):
+            path = path / part
+            if not os.path.lexists(path):
+                break
+            if i == len(parts) - 1:
+                if rel not in owned:
+                    return rel
+            elif path.is_symlink() or not path.is_dir():
+                return "/".join(parts[:i + 1])
+    return None
+
+
+def _fixed_files() -> list[str]:
+    """The files every report has, whatever its results: results.json, report.md, index.html and static/."""
+    static = [(Path(d) / f).relative_to(STATIC_DIR).as_posix() for d, _, files in os.walk(STATIC_DIR) for f in files]
+    return ["results.json", "report.md", "index.html", *(f"static/{rel}" for rel in static)]
+
+
+def _clash_message(shown: str, clash: str) -> str:
+    return (f"--out {shown}: {clash} is not a file verify wrote there and the new report would overwrite it; verify "
+            "never overwrites files it did not create: move it away or choose another folder")
+
+
+def check_out_dir(out_dir: Path | str) -> Path:
+    """The report destination, refused (ParameterError, before any work) unless it is absent, an empty folder or a
+    previous report with a valid manifest whose listed files are unchanged, where the report's fixed files would not
+    overwrite a user's, and where files can be created: never a file, a link, a folder of someone's files, a bare
+    marker, the current folder or one of its parents."""
+    out_dir = Path(out_dir)
+    _check_out(out_dir)
     return out_dir
 
 
-def _move_into_place(folder: Path, out_dir: Path) -> None:
-    """Put the finished report at `out_dir`, replacing only an empty folder or a previous report (checked again)."""
-    check_out_dir(out_dir)
-    old = None
-    if out_dir.exists():
-        old = out_dir.parent / f".{out_dir.name}.old-{uuid.uuid4().hex[:8]}"
-        os.replace(out_dir, old)
-    os.replace(folder, out_dir)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)  # an empty folder or a report this tool wrote
+def _check_out(out_dir: Path) -> _Dest:
+    dest = _inspect(out_dir)
+    clash = _clash(out_dir, _fixed_files(), dest.owned)
+    plots = out_dir / "plots"
+    if clash is None and os.path.lexists(plots) and (plots.is_symlink() or not plots.is_dir()):
+        clash = "plots"
+    if clash is not None:
+        raise ParameterError(_clash_message(str(out_dir), clash))
+    check_writable(out_dir.parent, f"--out {out_dir}")
+    if os.path.lexists(out_dir):
+        check_writable(out_dir, f"--out {out_dir}")
+    return dest
+
+
+@contextmanager
+def _locked(directory: Path) -> Iterator[None]:
+    """Hold an exclusive lock (flock) on `directory` where the platform has one: verify processes that move reports
+    into one folder, or update its `latest`, take turns. Best effort: without flock, no lock."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        fcntl = None
+    fd = None
+    if fcntl is not None:
+        try:
+            fd = os.open(directory, os.O_RDONLY)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            pass
+    try:
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+def _move_into_place(folder: Path, out_dir: Path, files: Mapping[str, dict], expect: object = _ANY) -> None:
+    """Put the finished report `folder` (whose marker lists `files`) at `out_dir`: a rename where that is absent or
+    an empty folder; else, in a previous report, replace exactly the files its manifest lists (checked again, under
+    a lock). `expect`: the token `out_dir` had before the run; another one means another run wrote there meanwhile,
+    and `_Refused` is raised without changing anything (as for any refusal)."""
+    with _locked(out_dir.parent):
+        try:
+            dest = _inspect(out_dir)
+        except ParameterError as err:
+            raise _Refused(str(err)) from None
+        if expect is not _ANY and dest.token != expect:
+            raise _Refused(f"--out {out_dir} was written by another verify run while this one ran; verify never "
+                           "replaces a report silently")
+        clash = _clash(out_dir, files, dest.owned)
+        if clash is not None:
+            raise _Refused(_clash_message(str(out_dir), clash))
+        if dest.manifest is None:
+            try:
+                os.rename(folder, out_dir)  # atomic; replaces nothing but an empty folder (else it fails)
+                return
+            except OSError:
+                if not out_dir.is_dir():
+                    raise
+        _merge(folder, out_dir, files, dest)
+
+
+def _merge(folder: Path, out_dir: Path, files: Mapping[str, dict], dest: _Dest) -> None:
+    """Move the files of `folder` into the report folder `out_dir`, replacing only the files `dest` found verify's.
+    The marker first lists both versions (an interrupted move is still a folder of known files), last the new ones;
+    files a user added, and folders holding them, stay."""
+    marker = out_dir / MARKER
+    run_id = json.loads((folder / MARKER).read_text(encoding="utf-8")).get("run_id") or out_dir.name
+    try:
+        _replace_text(marker, _marker_text(run_id, dest.owned, files))
+        for rel in sorted(files):
+            target = out_dir / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(folder / rel, target)
+        for rel in sorted(set(dest.owned) - set(files)):
+            target = out_dir / rel
+            try:
+                target.unlink()
+            except FileNotFoundError:
+                pass
+            for parent in target.relative_to(out_dir).parents:
+                if parent == Path("."):
+                    break
+                try:
+                    (out_dir / parent).rmdir()  # only if empty: never a folder with a user's files
+                except OSError:
+                    break
+        os.replace(folder / MARKER, marker)
+    except OSError as err:
+        raise ParameterError(f"cannot finish writing the report into {out_dir}: {_why(err)}; its manifest lists "
+                             "both versions, so the next report there replaces them") from None
+    shutil.rmtree(folder, ignore_errors=True)  # what is left of the temporary folder: empty folders
+
+
+def _replace_text(path: Path, text: str) -> None:
+    """Write `text` to `path` atomically: a new temporary file beside it, then os.replace."""
+    tmp = path.parent / f"{path.name}.{uuid.uuid4().hex[:12]}.partial"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
+
+
+def _keep_aside(folder: Path, out_dir: Path, run_id: str) -> Path:
+    """Rename the finished report `folder` to a new folder `<out_dir>.<run_id>[-k]` beside `out_dir` (created with
+    os.mkdir first, so that nothing is replaced); `folder` itself if that fails."""
+    for k in itertools.count(1):
+        cand = out_dir.parent / f"{out_dir.name}.{run_id}{'' if k == 1 else f'-{k}'}"
+        try:
+            os.mkdir(cand)
+        except FileExistsError:
+            continue
+        except OSError:
+            return folder
+        try:
+            os.rename(folder, cand)
+            return cand
+        except OSError:
+            try:
+                cand.rmdir()
+            except OSError:
+                pass
+            return folder
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def write_report(outcome: RunResult, out_dir: Path | str, *, run_id: str | None = None,
-                 progress: Progress | None = None, workers: int | None = None) -> Path:
-    """Write the report of `outcome` to `out_dir` (replacing it) atomically; return `out_dir`.
+                 progress: Progress | None = None, workers: int | None = None, expect: object = _ANY) -> Path:
+    """Write the report of `outcome` to `out_dir` atomically; return `out_dir`.
 
+    `out_dir` may be absent, an empty folder or a previous report: there only the files its manifest lists are
+    replaced (see the module doc); anything else is refused with a ParameterError, and the finished report is then
+    kept beside it (the message says where). Any OSError is a one-line ParameterError.
     `run_id` is recorded under results.json's `timing` (default: the folder's name); `workers` caps the
     processes that compute the sweeps and draw the plots (default: up to 4 for large reports; 1: this process).
     """
     out_dir = Path(out_dir)
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    folder = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
-    folder.chmod(0o755)  # mkdtemp makes it private; a report is meant to be read
+    run_id = run_id or out_dir.name
     try:
-        _write(outcome, folder, run_id or out_dir.name, progress or (lambda *_: None), workers)
-        (folder / MARKER).write_text(json.dumps({"tool": "dp-verify", "schema_version": SCHEMA_VERSION,
-                                                 "run_id": run_id or out_dir.name}) + "\n", encoding="utf-8")
-        _move_into_place(folder, out_dir)
-    except BaseException:
+        out_dir.parent.mkdir(parents=True, exist_ok=True)
+        folder = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.partial-", dir=out_dir.parent))
+        folder.chmod(0o755)  # mkdtemp makes it private; a report is meant to be read
+    except OSError as err:
+        raise ParameterError(f"cannot write the report to {out_dir}: {_why(err)}") from None
+    try:
+        _write(outcome, folder, run_id, progress or (lambda *_: None), workers)
+        files = _inventory(folder)
+        (folder / MARKER).write_text(_marker_text(run_id, files), encoding="utf-8")
+        _move_into_place(folder, out_dir, files, expect)
+    except _Refused as err:
+        kept = _keep_aside(folder, out_dir, run_id)
+        raise ParameterError(f"{err}; this run's report is at {kept}") from None
+    except BaseException as err:
         shutil.rmtree(folder, ignore_errors=True)
+        if isinstance(err, OSError):
+            raise ParameterError(f"cannot write the report to {out_dir}: {_why(err)}") from None
         raise
     return out_dir
 
 
+def _our_link(link: Path) -> bool:
+    """True if `link` is a `latest` link verify made: a symbolic link to one plain name (a folder beside it)."""
+    try:
+        target = os.readlink(link)
+    except OSError:
+        return False
+    return "/" not in target and "\\" not in target and target not in ("", ".", "..")
+
+
 def update_latest(root: Path, target: Path) -> Path:
     """Point `root/latest` at `target` (a relative symlink, replaced atomically); if symlinks fail, write the
-    target's name to `root/LATEST` instead. Returns the link or file written."""
+    target's name to `root/LATEST` instead (a temporary file, replaced atomically). Neither ever replaces something
+    verify did not write (checked again under a lock on `root`). Returns the link or file written."""
     link = root / "latest"
     note = root / "LATEST"
-    if link.exists() and not link.is_symlink():
-        raise ParameterError(f"{link} exists and is not the link verify keeps; move it away to update it")
-    if note.exists() and not _our_note(note, root):
-        raise ParameterError(f"{note} exists and is not the note verify keeps; move it away to update it")
-    tmp = root / f".latest-{uuid.uuid4().hex[:8]}"
-    try:
-        os.symlink(os.path.relpath(target, root), tmp, target_is_directory=True)
-        os.replace(tmp, link)
-    except OSError:
-        if tmp.is_symlink():
-            tmp.unlink()
-        tmp_note = root / f".LATEST-{uuid.uuid4().hex[:8]}"
-        tmp_note.write_text(os.path.relpath(target, root) + "\n", encoding="utf-8")
-        os.replace(tmp_note, note)
-        return note
-    if note.exists():
-        note.unlink()  # a stale fallback (ours, checked above) would contradict the link
+    with _locked(root):
+        if os.path.lexists(link) and not _our_link(link):
+            raise ParameterError(f"{link} exists and is not the link verify keeps; move it away to update it")
+        if os.path.lexists(note) and not _our_note(note, root):
+            raise ParameterError(f"{note} exists and is not the note verify keeps; move it away to update it")
+        tmp = root / f".latest-{uuid.uuid4().hex[:12]}"
+        try:
+            os.symlink(os.path.relpath(target, root), tmp, target_is_directory=True)
+            os.replace(tmp, link)
+        except OSError:
+            if tmp.is_symlink():
+                tmp.unlink()
+            try:
+                _replace_text(note, os.path.relpath(target, root) + "\n")
+            except OSError as err:
+                raise ParameterError(f"cannot update {note}: {_why(err)}") from None
+            return note
+        if os.path.lexists(note) and _our_note(note, root):
+            try:
+                note.unlink()  # a stale fallback (ours) would contradict the link
+            except FileNotFoundError:
+                pass
     return link
 
 
 def _our_note(note: Path, root: Path) -> bool:
-    """True if `note` is a LATEST file this tool wrote: one line naming a report folder under `root`."""
+    """True if `note` is a LATEST file this tool wrote: one line naming a report folder under `root` (or a run
+    folder's name, whose report may since have been removed)."""
     try:
+        if note.is_symlink() or not note.is_file():
+            return False
         lines = note.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return False
-    return note.is_file() and len(lines) == 1 and is_report(root / lines[0])
+    if len(lines) != 1 or not _safe_rel(lines[0]) or "/" in lines[0]:
+        return False
+    return bool(RUN_ID.fullmatch(lines[0])) or is_report(root / lines[0])
 
 
 def build_report(selectors: Sequence[str] = (), out: Path | str | None = None, *, root: Path | str = DEFAULT_ROOT,
@@ -235,18 +593,31 @@ def build_report(selectors: Sequence[str] = (), out: Path | str | None = None, *
     """
     root = Path(root)
     if out is not None:
-        check_out_dir(out)  # before the run: a refused destination costs nothing
+        dest_dir = Path(out)
+        expect = _check_out(dest_dir).token  # before the run: a refused destination costs nothing
+        run_id = _stamp()
+        reserved = None
     else:
-        for name in ("latest", "LATEST"):
-            if (root / name).exists() and not (root / name).is_symlink() and not (
-                    name == "LATEST" and _our_note(root / name, root)):
-                raise ParameterError(f"{root / name} exists and is not one verify keeps; move it away first")
-    run_id = new_run_id(root)
+        link, note = root / "latest", root / "LATEST"
+        for name, ours in ((link, _our_link), (note, lambda p: _our_note(p, root))):
+            if os.path.lexists(name) and not ours(name):
+                raise ParameterError(f"{name} exists and is not one verify keeps; move it away first")
+        made_root = not os.path.lexists(root)
+        run_id, reserved = reserve_run_dir(root)  # a folder of its own, before the run
+        dest_dir, expect = reserved, None
     report = progress or (lambda *_: None)
-    outcome = run(selectors, lambda t, i, n: report("checks", t.id, i, n), seed=seed, backend=backend,
-                  workers=workers, falsify=falsify, executor=executor, scheduler=scheduler)
-    path = write_report(outcome, Path(out) if out is not None else root / run_id, run_id=run_id,
-                        progress=progress, workers=workers)
+    try:
+        outcome = run(selectors, lambda t, i, n: report("checks", t.id, i, n), seed=seed, backend=backend,
+                      workers=workers, falsify=falsify, executor=executor, scheduler=scheduler)
+        path = write_report(outcome, dest_dir, run_id=run_id, progress=progress, workers=workers, expect=expect)
+    except BaseException:
+        if reserved is not None:
+            for empty in (reserved, root) if made_root else (reserved,):
+                try:
+                    empty.rmdir()  # only if still empty
+                except OSError:
+                    pass
+        raise
     if out is None:
         update_latest(root, path)
     return Report(path, outcome)
