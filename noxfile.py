@@ -20,6 +20,20 @@ def theorems(session: nox.Session) -> None:
     session.run("verify", "run", "--json", "reports/theorems.json", *session.posargs)
 
 
+# The lowest versions pyproject.toml allows, installed exactly: `nox -s minimums` runs the suite against them.
+MINIMUMS = ("sympy==1.12", "numpy==1.26.0", "scipy==1.11.1", "mpmath==1.3.0", "array-api-compat==1.9",
+            "hypothesis==6.100.0", "python-flint==0.7.0", "pytest==8.0.0", "array-api-strict==2.0",
+            "pytest-benchmark==4.0.0", "jsonschema==4.18.0", "matplotlib==3.8.0", "jinja2==3.1.2")
+
+
+@nox.session
+def minimums(session: nox.Session) -> None:
+    """The tests (not the slow cross-checks) at the lowest dependency versions pyproject.toml states."""
+    session.install(*MINIMUMS)
+    session.install("--no-deps", "-e", ".")
+    session.run("pytest", "-m", "not slow", "-p", "no:cacheprovider", *session.posargs)
+
+
 @nox.session
 def report(session: nox.Session) -> None:
     """Check the whole catalog and write reports/<run-id>/ (results.json, report.md, index.html, plots)."""

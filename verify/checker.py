@@ -159,16 +159,19 @@ def judge(theorem: Theorem, values: Mapping[str, float], bound: mpmath.mpf, trut
     return cert.verdict, cert
 
 
-NEAR_RTOL = 1e-3  # a float-filter HOLDS closer than this (relative) to the truth is re-checked in Arb
+NEAR_RTOL = 1e-6  # a float-filter HOLDS this close (relative) to an unproven truth is re-checked in Arb ...
+NEAR_WIDTHS = 1e3  # ... and so is one within this many widths of the truth's (estimated, unproven) interval
 
 
 def near_bound(bound: float, truth: Truth) -> bool:
-    """True if a HOLDS rests on a float truth whose interval is not proven (only padded for rounding) within
-    NEAR_RTOL of the bound: an error in the float evaluation (cancellation, a lost digit) could flip it, so the
-    rigorous fallback decides it like a VIOLATED. Infinite sides are decided exactly by the filter."""
-    if not (math.isfinite(bound) and math.isfinite(truth.value)):
+    """True if a HOLDS rests on a float truth, whose interval is not a proof (a rounding pad, or a quadrature error
+    estimate), close enough to the bound that an error the interval does not admit (lost digits, an optimistic error
+    estimate) could flip it: within NEAR_RTOL relative, or NEAR_WIDTHS times the interval's width. The rigorous
+    fallback decides such a point like a VIOLATED one. Infinite sides are decided exactly by the filter."""
+    if not (math.isfinite(bound) and math.isfinite(truth.value) and math.isfinite(truth.upper - truth.lower)):
         return False
-    return abs(bound - truth.value) <= NEAR_RTOL * max(abs(bound), abs(truth.value))
+    reach = NEAR_RTOL * max(abs(bound), abs(truth.value)) + NEAR_WIDTHS * (truth.upper - truth.lower)
+    return abs(bound - truth.value) <= reach
 
 
 def _shown(values: Mapping[str, float]) -> str:
