@@ -4,8 +4,10 @@ ResourceLimitError naming what hit the cap), never by exhausting the machine."""
 from __future__ import annotations
 
 import math
+import signal
 import subprocess
 import sys
+import threading
 import time
 
 import mpmath
@@ -15,7 +17,18 @@ from hypothesis import strategies as st
 
 from verify import check, family
 from verify.errors import DeadlineExceeded, MemoryLimitExceeded, ResourceLimitError, VerifyError
-from verify.limits import deadline, remaining, require_memory
+from verify.limits import (
+    DEFAULT_MEMORY_CAP,
+    caps_env,
+    caps_from,
+    deadline,
+    deferred_deadline,
+    expired,
+    memory_cap,
+    remaining,
+    require_memory,
+    truth_deadline,
+)
 
 SETTINGS = settings(max_examples=20, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
@@ -89,3 +102,144 @@ def test_extreme_lemma25_point_stays_under_a_hard_memory_limit():
     assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
     # the child's own peak (RUSAGE_CHILDREN would be the largest of every child this test process ever reaped)
     assert int(out.stdout.strip().splitlines()[-1]) < 3 << 20  # KiB: the child stayed under 3 GB
+
+
+# --- deadlines outside the main thread (a Dask task, a thread of your own): a watchdog raises them there ---
+
+def _in_thread(fn):
+    """fn() run in a new thread: what it returned, or the exception it raised."""
+    out: list = []
+
+    def target():
+        try:
+            out.append(fn())
+        except BaseException as err:  # noqa: BLE001 - handed back to the test
+            out.append(err)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join(30)
+    assert out, "the thread did not finish"
+    return out[0]
+
+
+def _spin():
+    while True:
+        pass
+
+
+def _stopped(seconds: float, what: str = "the block", inner: float = 60.0):
+    start = time.monotonic()
+    try:
+        with deadline(seconds, what), deadline(inner, "an inner block"):
+            _spin()
+    except DeadlineExceeded as err:
+        return str(err), time.monotonic() - start, remaining()
+
+
+@pytest.mark.parametrize("where", ["main", "thread"])
+def test_a_pure_python_loop_is_stopped_in_any_thread_and_nested_deadlines_name_the_earliest(where):
+    message, took, left = _stopped(0.3, "the outer block") if where == "main" else _in_thread(
+        lambda: _stopped(0.3, "the outer block"))
+    assert message == "the outer block ran past its deadline" and 0.25 < took < 1.5 and left == math.inf
+    message, _, _ = _in_thread(lambda: _stopped(60, inner=0.2))
+    assert message == "an inner block ran past its deadline"
+
+
+@pytest.mark.parametrize("where", ["main", "thread"])
+def test_code_that_catches_the_deadline_is_stopped_again(where):
+    """An interrupt can be lost (raised inside a garbage-collector callback, which swallows it) or caught: it fires
+    again while the block runs."""
+    def stubborn():
+        start = time.monotonic()
+        with pytest.raises(DeadlineExceeded):
+            with deadline(0.2, "the stubborn block"):
+                for _ in range(3):
+                    try:
+                        _spin()
+                    except DeadlineExceeded:
+                        pass
+                _spin()
+        return time.monotonic() - start
+
+    took = stubborn() if where == "main" else _in_thread(stubborn)
+    assert took < 2
+
+
+def test_inside_c_callbacks_nothing_is_raised_until_they_end():
+    def deferred():
+        events = []
+        try:
+            with deadline(0.1, "the point"):
+                with deferred_deadline("the callbacks"):
+                    while not expired():
+                        pass
+                    time.sleep(0.3)  # past the deadline, inside the callbacks: nothing raised here
+                    events.append("callbacks ended")
+        except DeadlineExceeded as err:
+            events.append(str(err))
+        return events
+
+    assert _in_thread(deferred) == ["callbacks ended", "the callbacks ran past its deadline"]
+    assert deferred() == ["callbacks ended", "the callbacks ran past its deadline"]
+
+
+def test_blocks_that_end_in_time_leave_nothing_behind():
+    def many():
+        for i in range(300):
+            with deadline(0.02 + 0.01 * (i % 3), "a short block"):
+                sum(range(100))
+        time.sleep(0.3)  # an interrupt left pending would land here
+        x = 0
+        for i in range(10**5):  # ... or here
+            x += i
+        return remaining()
+
+    assert _in_thread(many) == math.inf
+
+
+@settings(SETTINGS, max_examples=8)
+@given(outer=st.floats(0.1, 0.4), inner=st.floats(0.1, 0.4))
+def test_in_a_thread_the_earliest_deadline_stops_the_loop(outer, inner):
+    message, took, left = _in_thread(lambda: _stopped(outer, "outer", inner))
+    first = min(outer, inner)
+    assert took >= first - 0.01 and took < first + 0.5 and left == math.inf
+    if abs(outer - inner) > 0.05:
+        assert message == f"{'outer' if outer < inner else 'an inner block'} ran past its deadline"
+
+
+def test_caps_carried_to_a_thread_override_the_environment(monkeypatch):
+    monkeypatch.setenv("VERIFY_TRUTH_DEADLINE", "7")
+    carried = caps_env()
+    assert carried == {"VERIFY_TRUTH_DEADLINE": "7", "VERIFY_MEMORY_CAP": None}
+
+    def worker():
+        with caps_from({"VERIFY_TRUTH_DEADLINE": "0.5", "VERIFY_MEMORY_CAP": "1000"}):
+            return truth_deadline(), memory_cap()
+
+    assert _in_thread(worker) == (0.5, 1000)
+    assert truth_deadline() == 7 and memory_cap() == DEFAULT_MEMORY_CAP
+
+
+@pytest.mark.parametrize("where", ["main", "thread"])
+def test_a_block_whose_exit_never_ran_raises_nothing_afterwards(where):
+    """A deadline whose `with` exit was itself interrupted is left behind: once its frame has returned it is dropped,
+    never raised into whatever the thread runs next (a Dask worker's own loop)."""
+    def left_behind():
+        deadline(0.1, "a block that lost its exit").__enter__()
+
+    def afterwards():
+        left_behind()
+        end, x = time.monotonic() + 0.5, 0
+        while time.monotonic() < end:  # pure Python: where an interrupt would land
+            x += 1
+        return remaining()
+
+    if where == "thread":
+        assert _in_thread(afterwards) == math.inf
+        return
+    previous = signal.getsignal(signal.SIGALRM)
+    try:
+        assert afterwards() == math.inf
+    finally:
+        signal.signal(signal.SIGALRM, previous)

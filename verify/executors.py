@@ -6,18 +6,23 @@ a Dask worker imports verify (and the `plugins` the run names) and looks the the
 seed is the run's, per entry, so results never depend on which worker ran what or in which order.
 
 Dask: `dask_executor(None, workers)` starts a LocalCluster of `workers` single-threaded processes; an address
-(`tcp://host:8786`) connects to a running scheduler instead (README, "Sweeps on a cluster").
+(`tcp://host:8786`) connects to a running scheduler instead (README, "Sweeps on a cluster"). Each task carries this
+process's caps (env VERIFY_TRUTH_DEADLINE, VERIFY_MEMORY_CAP), which a worker started elsewhere or earlier lacks, and
+a Dask task runs in a worker's thread, where verify.limits' deadlines hold too (a watchdog thread, not a signal):
+a point past its deadline is the same DeadlineExceeded in every executor.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from multiprocessing import get_all_start_methods, get_context
+from typing import Any
 
 from verify.errors import ParameterError
+from verify.limits import caps_env, caps_from
 
 EXECUTORS = ("local", "dask")
 CONNECT_TIMEOUT_S = 20.0  # to a Dask scheduler given by address
@@ -52,11 +57,30 @@ def dask_executor(scheduler: str | None, workers: int | None) -> Iterator[Execut
             cluster.close()
         raise ParameterError(f"cannot reach the Dask scheduler at {scheduler}: {err}") from None
     try:
-        yield client.get_executor()
+        yield CappedExecutor(client.get_executor())
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def with_caps(caps: dict[str, str | None], fn, *args: Any, **kwargs: Any) -> Any:
+    """Run one task under the caps of the process that submitted it (verify.limits.caps_from)."""
+    with caps_from(caps):
+        return fn(*args, **kwargs)
+
+
+class CappedExecutor(Executor):
+    """An Executor whose tasks carry the submitting thread's caps (verify.limits.caps_env) to the worker."""
+
+    def __init__(self, inner: Executor):
+        self.inner = inner
+
+    def submit(self, fn, /, *args: Any, **kwargs: Any) -> Future:
+        return self.inner.submit(with_caps, caps_env(), fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self.inner.shutdown(wait=wait)
 
 
 def check_executor(executor: str, scheduler: str | None) -> None:

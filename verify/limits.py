@@ -1,34 +1,83 @@
 """Caps on what one truth evaluation may spend: wall-clock deadlines and memory.
 
-`deadline(seconds)` bounds a block: on the main thread of a POSIX process it arms a real-time timer whose signal
-raises `DeadlineExceeded` inside the block (pure-Python loops, mpmath and between NumPy calls); elsewhere it only
-records the deadline, which long loops poll with `check_deadline()`. Deadlines nest (the earliest wins).
+`deadline(seconds)` bounds a block, in any thread: on the main thread of a POSIX process a real-time timer's signal
+raises `DeadlineExceeded` inside the block; on any other thread (a Dask worker's task, a thread of your own) a
+watchdog thread raises it there asynchronously (PyThreadState_SetAsyncExc). Either way it lands between Python
+bytecodes: pure-Python loops, mpmath, between NumPy calls; a long C call ends first (code that may stay in C, or
+catch the exception, runs in a process that is killed at the deadline: verify.isolation). Deadlines are per thread
+and nest (the earliest wins); `check_deadline()` and `expired()` poll them. `deferred_deadline(what)` marks C code
+that calls back into Python (acb.integral): nothing is raised inside it; the deadline is enforced when it ends.
 `truth_deadline()` is the default cap of one point (the checker applies it; env VERIFY_TRUTH_DEADLINE).
 `require_memory(nbytes, what)` refuses an allocation above the cap (default 1 GiB, env VERIFY_MEMORY_CAP in bytes)
-before it is made.
+before it is made. `caps_env()`/`caps_from(env)` carry both caps to a worker whose environment lacks them (Dask).
 """
 
 from __future__ import annotations
 
+import ctypes
+import heapq
+import itertools
 import math
 import os
 import signal
+import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
 from verify.errors import DeadlineExceeded, MemoryLimitExceeded, ParameterError
 
 DEFAULT_MEMORY_CAP = 1 << 30  # bytes one truth evaluation may allocate in its largest arrays
 DEFAULT_TRUTH_DEADLINE = 120.0  # seconds one point (truth and its rigorous re-check) may take
-_deadlines: list[float] = []  # monotonic times, innermost last (per process; signals are per process too)
-_deferred = [0]  # > 0 while inside C code that calls back into Python (acb.integral): the alarm must not raise there
+CAP_VARS = ("VERIFY_TRUTH_DEADLINE", "VERIFY_MEMORY_CAP")
+_RETRY_S = 0.05  # a watchdog that finds its thread inside C callbacks (deferred_deadline) tries again this much later
+_SOON_S = 1e-3  # a passed deadline whose interrupt was withdrawn (not to land in the wrong place) fires again then
+_AGAIN_S = 0.1  # a passed deadline whose block still runs fires again this often: an interrupt can be lost (raised
+#                 inside a garbage-collector callback or __del__, which swallow it) or caught by the code it stops
+
+
+class DeadlineInterrupt(DeadlineExceeded):
+    """The watchdog's DeadlineExceeded, raised asynchronously in a thread (CPython builds it without arguments); the
+    `deadline` block it stops re-raises it as a DeadlineExceeded naming what ran past its deadline."""
+
+    def __init__(self, *args: object):
+        super().__init__(*(args or ("a computation ran past its deadline",)))
+
+
+class _Caps(threading.local):
+    env: Mapping[str, str | None] | None = None  # per-thread overrides of CAP_VARS (caps_from)
+
+
+_caps = _Caps()
+
+
+def _getenv(name: str) -> str | None:
+    override = _caps.env
+    if override is not None and name in override:
+        return override[name]
+    return os.environ.get(name)
+
+
+def caps_env() -> dict[str, str | None]:
+    """This thread's caps as the environment states them (None: unset, the default), to be carried to a worker."""
+    return {name: _getenv(name) for name in CAP_VARS}
+
+
+@contextmanager
+def caps_from(env: Mapping[str, str | None]) -> Iterator[None]:
+    """Apply caps carried from another process (`caps_env()` there) in this thread until the block ends."""
+    previous = _caps.env
+    _caps.env = {**(previous or {}), **{k: v for k, v in env.items() if k in CAP_VARS}}
+    try:
+        yield
+    finally:
+        _caps.env = previous
 
 
 def memory_cap() -> int:
     """The memory cap in bytes (env VERIFY_MEMORY_CAP overrides the default)."""
-    raw = os.environ.get("VERIFY_MEMORY_CAP")
+    raw = _getenv("VERIFY_MEMORY_CAP")
     if raw is None:
         return DEFAULT_MEMORY_CAP
     try:
@@ -42,7 +91,7 @@ def memory_cap() -> int:
 
 def truth_deadline() -> float:
     """Seconds one point's truth may take (env VERIFY_TRUTH_DEADLINE overrides the default; inf: no cap)."""
-    raw = os.environ.get("VERIFY_TRUTH_DEADLINE")
+    raw = _getenv("VERIFY_TRUTH_DEADLINE")
     if raw is None:
         return DEFAULT_TRUTH_DEADLINE
     try:
@@ -62,9 +111,45 @@ def require_memory(nbytes: float, what: str) -> None:
                                   f"{cap / 2**20:.0f} MiB (env VERIFY_MEMORY_CAP)")
 
 
+# --- deadlines: per-thread stacks, a signal timer on the main thread, a watchdog thread for the others ---
+
+class _Thread:
+    """One thread's deadlines (innermost last), its depth inside C callbacks, and whether an asynchronous
+    DeadlineInterrupt may be pending for it. Mutated under _lock where the watchdog reads it."""
+
+    __slots__ = ("ident", "stack", "deferred", "pending")
+
+    def __init__(self) -> None:
+        self.ident = threading.get_ident()
+        self.stack: list[_Entry] = []
+        self.deferred = 0
+        self.pending = False
+
+
+class _Local(threading.local):
+    def __init__(self) -> None:
+        self.info = _Thread()
+
+
+_local = _Local()
+
+
+class _Entry:
+    __slots__ = ("end", "what", "thread", "active", "due", "frame", "lasti")
+
+    def __init__(self, end: float, what: str, thread: _Thread, frame) -> None:
+        self.end, self.what, self.thread = end, what, thread
+        self.active, self.due = True, end  # when the watchdog next looks at it
+        self.frame, self.lasti = frame, getattr(frame, "f_lasti", -1)  # the frame running the `with` block
+
+
+def _me() -> _Thread:
+    return _local.info
+
+
 def remaining() -> float:
-    """Seconds left before the innermost deadline (inf without one)."""
-    return min(_deadlines, default=math.inf) - time.monotonic()
+    """Seconds left before the innermost deadline of this thread (inf without one)."""
+    return min((e.end for e in _me().stack), default=math.inf) - time.monotonic()
 
 
 def check_deadline(what: str = "computation") -> None:
@@ -78,15 +163,140 @@ def expired() -> bool:
     return remaining() <= 0
 
 
+_set_async_exc = ctypes.pythonapi.PyThreadState_SetAsyncExc
+_set_async_exc.argtypes = (ctypes.c_ulong, ctypes.py_object)
+_set_async_exc.restype = ctypes.c_int
+
+
+def _raise_in(entry: _Entry) -> bool:
+    """Raise DeadlineInterrupt in the thread of `entry` if its `with` block still runs there (under _lock); else
+    forget the entry (its block ended without its exit being able to say so, or the thread is gone)."""
+    thread = entry.thread
+    top = sys._current_frames().get(thread.ident)
+    while top is not None and top is not entry.frame:
+        top = top.f_back
+    if top is None:
+        entry.active = False
+        thread.stack[:] = [e for e in thread.stack if e is not entry]
+        return False
+    if _set_async_exc(thread.ident, DeadlineInterrupt):
+        thread.pending = True
+    return True
+
+
+def _clear_pending(thread: _Thread) -> None:
+    """Withdraw an asynchronous DeadlineInterrupt not yet delivered (under _lock): it fires again where it is safe
+    (after the C callbacks, or in the outer block that is still running)."""
+    if thread.pending:
+        _set_async_exc(thread.ident, ctypes.py_object())  # NULL: clears what is pending
+        thread.pending = False
+        _soon(thread)
+
+
+def _soon(thread: _Thread) -> None:
+    """Passed deadlines of `thread` fire again shortly (under _lock)."""
+    now = time.monotonic()
+    for e in thread.stack:
+        if e.active and e.end <= now:
+            _watchdog.push(now + _SOON_S, e)
+
+
+class _Watchdog:
+    """One daemon thread that raises DeadlineInterrupt in threads whose deadline has passed."""
+
+    def __init__(self) -> None:
+        self.heap: list[tuple[float, int, _Entry]] = []
+        self.seq = itertools.count()
+        self.wake = threading.Condition(_lock)
+        self.thread: threading.Thread | None = None
+
+    def push(self, when: float, entry: _Entry) -> None:  # under _lock
+        entry.due = when
+        heapq.heappush(self.heap, (when, next(self.seq), entry))
+        if self.thread is None:
+            self.thread = threading.Thread(target=self._run, name="verify-deadline-watchdog", daemon=True)
+            self.thread.start()
+        self.wake.notify()
+
+    def _run(self) -> None:
+        with self.wake:
+            while True:
+                now = time.monotonic()
+                while self.heap and self.heap[0][0] <= now:
+                    when, _, e = heapq.heappop(self.heap)
+                    if not e.active or when != e.due:  # ended, or looked at another time
+                        continue
+                    if e.thread.deferred:  # inside C code calling back into Python: not there
+                        self.push(now + _RETRY_S, e)
+                        continue
+                    if _raise_in(e):
+                        self.push(now + _AGAIN_S, e)  # until its block ends
+                self.wake.wait(self.heap[0][0] - now if self.heap else None)
+
+
+_lock = threading.Lock()
+_watchdog = _Watchdog()
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has one thread: fresh lock and watchdog, and no deadlines (its parent enforces them)."""
+    global _lock, _watchdog
+    _lock = threading.Lock()
+    _watchdog = _Watchdog()
+    me = _me()
+    me.ident, me.stack, me.deferred, me.pending = threading.get_ident(), [], 0, False
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=lambda: _lock.acquire(), after_in_parent=lambda: _lock.release(),
+                        after_in_child=_after_fork_in_child)
+
+
+def _purge(thread: _Thread, here, entering: bool) -> None:
+    """Drop passed deadlines left behind by a block whose exit was itself interrupted (under _lock, or in the
+    signal handler): their `with` frame is no longer running (`here` is the current frame), or is entering the same
+    `with` again."""
+    if not thread.stack:
+        return
+    running, frame = set(), here
+    while frame is not None:
+        running.add(id(frame))
+        frame = frame.f_back
+    now = time.monotonic()
+    keep = []
+    for e in thread.stack:
+        again = entering and e.frame is here and e.lasti == here.f_lasti
+        if e.end <= now and (id(e.frame) not in running or again):
+            e.active = False
+        else:
+            keep.append(e)
+    thread.stack[:] = keep
+
+
+def _truncate(thread: _Thread, entry: _Entry) -> None:
+    """Remove `entry` and any deadline nested in it (under _lock)."""
+    for i, e in enumerate(thread.stack):
+        if e is entry:
+            for inner in thread.stack[i:]:
+                inner.active = False
+                inner.frame = None
+            del thread.stack[i:]
+            return
+
+
 @contextmanager
 def deferred_deadline(what: str) -> Iterator[None]:
-    """Run C code that calls back into Python: the alarm does not raise inside it (callbacks poll `expired()`);
-    the deadline is enforced when the block ends."""
-    _deferred[0] += 1
+    """Run C code that calls back into Python: the deadline does not raise inside it (callbacks poll `expired()`);
+    it is enforced when the block ends."""
+    me = _me()
+    with _lock:
+        me.deferred += 1
+        _clear_pending(me)  # fired just before: it must not land inside the C callbacks
     try:
         yield
     finally:
-        _deferred[0] -= 1
+        with _lock:
+            me.deferred -= 1
     check_deadline(what)
 
 
@@ -94,35 +304,83 @@ def _can_signal() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
 
-@contextmanager
-def deadline(seconds: float, what: str = "truth evaluation") -> Iterator[None]:
-    """Run the block with a wall-clock cap of `seconds` (inf: no cap); raises DeadlineExceeded past it."""
-    if math.isnan(seconds) or seconds <= 0:
-        raise DeadlineExceeded(f"{what}: no time left (deadline {seconds!r} s)")
-    if math.isinf(seconds):
-        yield
-        return
-    end = time.monotonic() + seconds
-    _deadlines.append(end)
-    armed = _can_signal()
-    previous_handler = previous_timer = None
-    if armed:
+class deadline:  # noqa: N801 - used as a function: `with deadline(seconds, what):`
+    """Run the block with a wall-clock cap of `seconds` (inf: no cap); raises DeadlineExceeded past it, in any thread
+    (see the module's docstring)."""
+
+    def __init__(self, seconds: float, what: str = "truth evaluation"):
+        if math.isnan(seconds) or seconds <= 0:
+            raise DeadlineExceeded(f"{what}: no time left (deadline {seconds!r} s)")
+        self.seconds, self.what = seconds, what
+        self._entry: _Entry | None = None
+        self._signal: tuple | None = None
+
+    def __enter__(self) -> deadline:
+        if math.isinf(self.seconds):
+            return self
+        me = _me()
+        here = sys._getframe(1)  # the frame running the `with` statement
+        entry = _Entry(time.monotonic() + self.seconds, self.what, me, here)
+        if _can_signal():
+            _purge(me, here, True)
+            me.stack.append(entry)
+            self._entry = entry
+            self._arm_signal(me)
+            return self
+        with _lock:
+            _purge(me, here, True)
+            me.stack.append(entry)
+            self._entry = entry
+            _watchdog.push(entry.end, entry)
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        entry = self._entry
+        if entry is None:
+            return False
+        self._entry = None
+        me = entry.thread
+        if self._signal is not None:
+            self._disarm_signal(me, entry)
+            return False
+        with _lock:
+            delivered = isinstance(exc, DeadlineInterrupt)
+            if delivered:
+                me.pending = False
+                now = time.monotonic()
+                passed = min((e for e in me.stack if e.end <= now), key=lambda e: e.end, default=None)
+            else:
+                _clear_pending(me)  # fired as the block ended: not to land after it
+            _truncate(me, entry)
+            _soon(me)  # outer deadlines that passed: their interrupt lands in their own blocks
+        if delivered and passed is not None:  # name what ran past its deadline (the earliest that passed)
+            raise DeadlineExceeded(f"{passed.what} ran past its deadline") from None
+        return False
+
+    # the main thread: a real-time timer whose signal raises in the block
+    def _arm_signal(self, me: _Thread) -> None:
         def on_alarm(signum, frame):
-            if _deferred[0]:  # cannot unwind through C callbacks: poll again shortly (the callback checks expired())
-                signal.setitimer(signal.ITIMER_REAL, 0.05)
+            if me.deferred:  # cannot unwind through C callbacks: poll again shortly (the callback checks expired())
+                signal.setitimer(signal.ITIMER_REAL, _RETRY_S)
                 return
-            if remaining() <= 1e-3:
-                raise DeadlineExceeded(f"{what} ran past its deadline")
-            signal.setitimer(signal.ITIMER_REAL, max(remaining(), 1e-3))  # an outer, later deadline
+            _purge(me, sys._getframe(), False)  # a block whose exit this signal interrupted has ended all the same
+            now = time.monotonic()
+            passed = [e for e in me.stack if e.end <= now + 1e-3]
+            if passed:  # again shortly if the block still runs (the exception was lost or caught)
+                signal.setitimer(signal.ITIMER_REAL, _AGAIN_S)
+                raise DeadlineExceeded(f"{min(passed, key=lambda e: e.end).what} ran past its deadline")
+            if me.stack:
+                signal.setitimer(signal.ITIMER_REAL, max(remaining(), 1e-3))  # an outer, later deadline
 
         previous_handler = signal.signal(signal.SIGALRM, on_alarm)
         previous_timer = signal.setitimer(signal.ITIMER_REAL, max(remaining(), 1e-3))
-    try:
-        yield
-    finally:
-        _deadlines.remove(end)
-        if armed:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous_handler)
-            if previous_timer and previous_timer[0] > 0:  # re-arm an outer timer for what is left of it
-                signal.setitimer(signal.ITIMER_REAL, max(remaining(), 1e-3) if _deadlines else previous_timer[0])
+        self._signal = (previous_handler, previous_timer)
+
+    def _disarm_signal(self, me: _Thread, entry: _Entry) -> None:
+        previous_handler, previous_timer = self._signal
+        self._signal = None
+        _truncate(me, entry)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous_handler)
+        if previous_timer and previous_timer[0] > 0:  # re-arm an outer timer for what is left of it
+            signal.setitimer(signal.ITIMER_REAL, max(remaining(), 1e-3) if me.stack else previous_timer[0])

@@ -3,7 +3,8 @@
 A truth is a deterministic function of (family, quantity, validated parameters): sampling families take their seed
 as a parameter. Inside `shared_truths()` each is computed once, however many catalog entries, companions,
 bindings and falsifier examples ask for it (many entries share a family and its grid points). Failures are not
-memoised: a point that raised is recomputed (and raises again) where it is asked for.
+memoised: a point that raised is recomputed (and raises again) where it is asked for. A family that is not built in
+computes its truths in a worker process that the deadline stops (verify.isolation).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from verify import isolation
 from verify.model import Family, Quantity
 from verify.results import Truth
 
@@ -36,9 +38,9 @@ def truth_of(family: Family, quantity: Quantity, params: Mapping[str, float]) ->
     """`family`'s truth of `quantity` at already validated `params`, from the memo where one is active."""
     memo = _MEMO.get()
     if memo is None:
-        return family.truth_validated(quantity, params)
+        return isolation.truth(family, quantity, params)
     key = (family.name, quantity, tuple(sorted(params.items())))
     truth = memo.get(key)
     if truth is None:
-        truth = memo[key] = family.truth_validated(quantity, params)
+        truth = memo[key] = isolation.truth(family, quantity, params)
     return truth

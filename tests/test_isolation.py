@@ -1,0 +1,294 @@
+"""Issue 21 §2, caps that hold: a plugin truth that sits in C code, or catches the exception, is stopped at its
+deadline (its worker process is killed) in this process's main thread, in another thread and on Dask; built-in truths
+stay in-process and a point past its deadline is the same error under the local, process-pool and Dask executors;
+an isolated truth's enclosure comes back exactly."""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from reporting.conftest import strip_timing  # tests/ is on the path (pytest's rootdir-based imports)
+
+import verify.families as families
+from verify import isolation
+from verify.checker import check_point
+from verify.cli import main
+from verify.errors import AssumptionError, DeadlineExceeded, MemoryLimitExceeded, ParameterError
+from verify.limits import deadline
+from verify.memo import truth_of
+from verify.model import Quantity
+from verify.runner import run
+from verify.testing import user_theorem
+from verify.truth.numbers import Enclosure
+
+SETTINGS = settings(deadline=None, database=None, suppress_health_check=list(HealthCheck))
+
+PLUGIN = '''
+import ctypes, math, os
+import numpy as np
+import sympy as sp
+from verify.errors import AssumptionError
+from verify.families import closed_form
+from verify.model import Family, Parameter, Quantity
+from verify.results import Truth
+from verify.truth.numbers import Enclosure
+
+x = sp.Symbol("x", nonnegative=True)
+_libc = ctypes.CDLL(None)
+
+
+def _family(name, truth):
+    return Family(name=name, description="toy", parameters=(Parameter(x, x < 1e6, "x"),), facts=frozenset(),
+                  truths={Quantity.RENYI: truth}, method="toy")
+
+
+def c_sleep(x):  # one C call: no signal handler and no asynchronous exception runs before it returns
+    _libc.usleep(ctypes.c_uint(int(x * 1e6)))
+    return Truth.exact(x, "slept in C")
+
+
+def eigvals(x):  # LAPACK on a 2000 x 2000 matrix: one C call of seconds
+    np.linalg.eigvals(np.random.default_rng(0).random((2000, 2000)))
+    return Truth.exact(x, "eigenvalues")
+
+
+def stubborn(x):  # catches every exception, DeadlineExceeded included, and goes on
+    while True:
+        try:
+            while True:
+                pass
+        except BaseException:
+            pass
+
+
+def allocates(x):  # x MiB
+    return Truth.exact(float(np.ones(int(x * 2**17)).sum() / 2**17), "allocated")
+
+
+def excluded(x):
+    raise AssumptionError("toy_excluded", "small x", "x < 1", {"x": x}, "the truth is undefined here")
+
+
+def crashes(x):
+    os._exit(9)
+
+
+def infinite(x):
+    return Truth.exact(math.inf, "infinite", enclose=lambda prec: Enclosure(math.inf, math.inf, "infinite", prec))
+
+
+FAMILIES = (_family("toy_c_sleep", c_sleep), _family("toy_eigvals", eigvals), _family("toy_stubborn", stubborn),
+            _family("toy_allocates", allocates), _family("toy_excluded", excluded), _family("toy_crashes", crashes),
+            _family("toy_third", closed_form(lambda x: x / 3, "x/3")), _family("toy_infinite", infinite))
+'''
+
+
+@pytest.fixture(scope="module")
+def plugin(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("plugin") / "toy_isolated.py"
+    path.write_text(PLUGIN)
+    return path
+
+
+@pytest.fixture(autouse=True)
+def registered(plugin, monkeypatch):
+    """The toy families are registered for each test, and forgotten after it."""
+    monkeypatch.setattr(families, "FAMILIES", dict(families.FAMILIES))
+    families.load_plugin(str(plugin))
+    monkeypatch.delenv("VERIFY_ISOLATION", raising=False)
+    yield
+    isolation.shutdown()
+
+
+def _check(fam: str, x: float):
+    theorem = user_theorem("x + 1", fam, "upper")
+    return check_point(theorem, theorem.applications[0], {"x": x})
+
+
+def _stopped_in(seconds: float, fn) -> tuple[str, float]:
+    start = time.monotonic()
+    with pytest.raises(DeadlineExceeded) as err:
+        fn()
+    return str(err.value), time.monotonic() - start
+
+
+@pytest.mark.parametrize("fam", ["toy_c_sleep", "toy_eigvals", "toy_stubborn"])
+def test_a_plugin_truth_in_c_or_catching_the_exception_is_stopped_at_the_deadline(fam, monkeypatch):
+    monkeypatch.setenv("VERIFY_TRUTH_DEADLINE", "1")
+    message, took = _stopped_in(1, lambda: _check(fam, 30))
+    assert f"the {fam} truth ran past its deadline" in message and 0.9 < took < 1.8
+    assert _check("toy_c_sleep", 0.01).verdict.value == "HOLDS"  # a fresh worker answers the next point
+
+
+def test_the_cli_exits_3_with_the_reason(plugin, monkeypatch, capsys):
+    monkeypatch.setenv("VERIFY_TRUTH_DEADLINE", "1")
+    code = main(["falsify", "--plugin", str(plugin), "--family", "toy_c_sleep", "x + 1", "--fix", "x=30",
+                 "--max-examples", "1", "--min-checked", "1"])
+    err = capsys.readouterr().err
+    assert code == 3 and "1 over a time/memory cap" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("mode", ["worker", "fork"])
+def test_stopped_in_a_thread_that_is_not_the_main_one(mode, monkeypatch):
+    monkeypatch.setenv("VERIFY_ISOLATION", mode)
+    out = []
+
+    def point():
+        try:
+            with deadline(1.0, "the point"):
+                truth_of(families.family("toy_c_sleep"), Quantity.RENYI, {"x": 30.0})
+        except DeadlineExceeded as err:
+            out.append(str(err))
+        finally:
+            isolation.shutdown()
+
+    start = time.monotonic()
+    thread = threading.Thread(target=point)
+    thread.start()
+    thread.join(5)
+    assert out and "toy_c_sleep truth ran past its deadline" in out[0] and time.monotonic() - start < 1.8
+
+
+@settings(SETTINGS, max_examples=6)
+@given(seconds=st.floats(0.2, 0.6), sleep=st.floats(0.0, 0.9))
+def test_stopped_iff_it_runs_longer_than_the_deadline(seconds, sleep):
+    assume(abs(sleep - seconds) > 0.15)  # scheduling and the worker's round trip are within this
+    start = time.monotonic()
+    try:
+        with deadline(seconds, "the point"):
+            truth = truth_of(families.family("toy_c_sleep"), Quantity.RENYI, {"x": sleep})
+    except DeadlineExceeded:
+        assert sleep > seconds and time.monotonic() - start < seconds + 0.3
+    else:
+        assert sleep < seconds and truth.value == sleep
+
+
+@settings(SETTINGS, max_examples=15)
+@given(x=st.floats(1e-300, 1e300), prec=st.sampled_from([53, 128, 1000]))
+def test_an_isolated_enclosure_comes_back_exactly(x, prec):
+    fam = families.family("toy_third")
+    isolated = truth_of(fam, Quantity.RENYI, {"x": x})
+    here = fam.truth_validated(Quantity.RENYI, {"x": x})
+    assert isolated == here and isolated.enclose is not None
+    got, want = isolated.enclose(prec), here.enclose(prec)
+    assert isinstance(got, Enclosure) and (got.method, got.prec) == (want.method, want.prec)
+    for a, b in ((got.lower, want.lower), (got.upper, want.upper)):
+        assert a.mid().man_exp() == b.mid().man_exp() and a.rad() == b.rad() == 0
+
+
+def test_infinite_ends_and_the_fork_mode_too(monkeypatch):
+    enc = truth_of(families.family("toy_infinite"), Quantity.RENYI, {"x": 1.0}).enclose(64)
+    assert enc.lower == enc.upper == math.inf and enc.infinite
+    monkeypatch.setenv("VERIFY_ISOLATION", "fork")
+    enc = truth_of(families.family("toy_third"), Quantity.RENYI, {"x": 2.0}).enclose(64)
+    assert enc.lower.mid().man_exp() == families.family("toy_third").truth(x=2.0).enclose(64).lower.mid().man_exp()
+
+
+def test_exceptions_come_back_as_raised_and_a_crash_is_named():
+    with pytest.raises(AssumptionError) as err:
+        truth_of(families.family("toy_excluded"), Quantity.RENYI, {"x": 2.0})
+    assert err.value.assumption == "small x" and err.value.values == {"x": 2.0}
+    with pytest.raises(isolation.WorkerDied, match="toy_crashes truth: its process died"):
+        truth_of(families.family("toy_crashes"), Quantity.RENYI, {"x": 2.0})
+    assert truth_of(families.family("toy_third"), Quantity.RENYI, {"x": 3.0}).value == 1.0
+
+
+def test_the_memory_cap_holds_in_the_worker(monkeypatch):
+    monkeypatch.setenv("VERIFY_MEMORY_CAP", str(64 << 20))
+    assert truth_of(families.family("toy_allocates"), Quantity.RENYI, {"x": 32.0}).value == 32.0
+    with pytest.raises(MemoryLimitExceeded, match="toy_allocates truth ran out of memory under the memory cap of 64"):
+        truth_of(families.family("toy_allocates"), Quantity.RENYI, {"x": 2048.0})
+
+
+def test_built_in_truths_stay_in_process(monkeypatch):
+    monkeypatch.setattr(isolation, "_Child", None)  # no process may be forked for them
+    assert isolation.trusted(families.family("noisy_gd_quadratic"))
+    assert not isolation.trusted(families.family("toy_third"))
+    truth = truth_of(families.family("mixture_vs_gaussian"), Quantity.RENYI,
+                     {"alpha": 2.0, "w": 0.5, "gap1": 0.0, "gap2": 1.0, "s": 1.0})
+    assert truth.value > 0
+    monkeypatch.setenv("VERIFY_ISOLATION", "bogus")
+    with pytest.raises(ParameterError, match="VERIFY_ISOLATION"):
+        truth_of(families.family("toy_third"), Quantity.RENYI, {"x": 3.0})
+
+
+# --- Dask: one LocalCluster for the module (its start-up is the slow part) ---
+
+@pytest.fixture(scope="module")
+def cluster():
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0") as c:
+        yield c
+
+
+def test_on_dask_a_plugin_truth_in_c_and_a_pure_python_loop_are_stopped(cluster, plugin, monkeypatch):
+    from verify.executors import dask_executor
+
+    def plugin_point(path: str, fam: str) -> tuple[str, float, bool]:
+        import threading
+        import time
+
+        from verify.errors import DeadlineExceeded
+        from verify.families import load_plugin
+        from verify.testing import user_theorem
+
+        load_plugin(path)
+        theorem = user_theorem("x + 1", fam, "upper")
+        start = time.monotonic()
+        try:
+            check_point(theorem, theorem.applications[0], {"x": 30.0})
+        except DeadlineExceeded as err:
+            return str(err), time.monotonic() - start, threading.current_thread() is threading.main_thread()
+        return "not stopped", time.monotonic() - start, False
+
+    def spin() -> tuple[str, float]:
+        import time
+
+        from verify.errors import DeadlineExceeded
+        from verify.limits import deadline, truth_deadline
+
+        start = time.monotonic()
+        try:
+            with deadline(truth_deadline(), "a pure-Python loop"):
+                while True:
+                    pass
+        except DeadlineExceeded as err:
+            return str(err), time.monotonic() - start
+
+    monkeypatch.setenv("VERIFY_TRUTH_DEADLINE", "1")  # set after the cluster started: the tasks carry it
+    with dask_executor(cluster.scheduler_address, None) as pool:
+        message, took, main_thread = pool.submit(plugin_point, str(plugin), "toy_c_sleep").result(timeout=60)
+        assert "toy_c_sleep truth ran past its deadline" in message and took < 1.8 and not main_thread
+        message, took = pool.submit(spin).result(timeout=60)
+        assert message == "a pure-Python loop ran past its deadline" and took < 1.8
+
+
+def test_a_point_past_its_deadline_is_the_same_error_in_every_executor(cluster, monkeypatch):
+    """Built-in truths of 0.15-1.3 s against a 0.02 s deadline: every point is the same DeadlineExceeded locally, in
+    the forked process pool and on Dask (before, Dask enforced no deadline: every point was checked)."""
+    monkeypatch.setenv("VERIFY_TRUTH_DEADLINE", "0.02")
+    selection = ("thudi2024.theorem3_6.improves",)  # two families: two tasks, so workers=2 forks a pool
+    local = run(selection, falsify=0)
+    assert all(r.status == "ERROR" and not r.points for r in local.results)
+    assert {e.message for r in local.results for e in r.errors} == {
+        f"the {r.family} truth ran past its deadline" for r in local.results}
+    local = strip_timing(local.to_dict())
+    assert strip_timing(run(selection, falsify=0, workers=2).to_dict()) == local
+    on_dask = run(selection, falsify=0, executor="dask", scheduler=cluster.scheduler_address)
+    assert strip_timing(on_dask.to_dict()) == local
+
+
+def test_call_capped_runs_a_closure_in_a_fresh_process_and_stops_it():
+    here = os.getpid()
+    assert isolation.call_capped(lambda a: (a, os.getpid() != here), 2, seconds=10, what="a closure") == (2, True)
+    message, took = _stopped_in(0.5, lambda: isolation.call_capped(time.sleep, 30, seconds=0.5, what="a nap"))
+    assert message.startswith("a nap ran past its deadline") and took < 1.3
+    with pytest.raises(ZeroDivisionError):
+        isolation.call_capped(lambda: 1 / 0, seconds=10, what="a division")
