@@ -82,8 +82,8 @@ def test_no_hypothesis_folder_in_the_users_directory(tmp_path):
 
 
 def test_a_certification_cut_by_the_budget_is_not_a_counterexample(monkeypatch):
-    """The float filter says VIOLATED, then the rigorous re-check runs out of time: the point is capped, never found
-    (a regression: the float filter's answer used to stand when the re-check raised)."""
+    """The float filter says VIOLATED, then the rigorous re-check runs out of time: the point is uncertified (with
+    the reason), never found (a regression: the float filter's answer used to stand when the re-check raised)."""
     import importlib
 
     from verify.errors import DeadlineExceeded
@@ -101,4 +101,5 @@ def test_a_certification_cut_by_the_budget_is_not_a_counterexample(monkeypatch):
     monkeypatch.setattr(falsify_module, "check_point", flaky)
     outcome = falsify_module.falsify_outcome("alpha*S**2*eta*K/(8*n**2*sigma**2)", "noisy_gd_quadratic",
                                              max_examples=30)
-    assert outcome.counterexample is None and outcome.capped > 0
+    assert outcome.counterexample is None and outcome.uncertified > 0 and outcome.capped == 0
+    assert any("ran out of time" in reason for reason in outcome.uncertified_reasons)
