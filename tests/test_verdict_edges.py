@@ -201,3 +201,25 @@ def test_a_symbolic_integer_power_is_enclosed_at_zero_and_negative_bases(base, k
         return Fraction(int(man)) * Fraction(2) ** int(exp)
     assert end(lo) <= exact <= end(hi)
     assert end(hi) - end(lo) <= abs(exact) * Fraction(1, 2**100) + Fraction(1, 2**1000)
+
+
+def test_a_bound_symbols_own_truth_runs_under_the_points_deadline(monkeypatch):
+    # a bound that uses the family's quantity at another argument (resolve's FromFamily) used to run before the
+    # point's deadline was armed: an in-process truth stuck there was never stopped
+    from verify.checker import check_point
+    from verify.errors import DeadlineExceeded
+    from verify.model import FromFamily
+
+    monkeypatch.setenv("VERIFY_ISOLATION", "off")
+    monkeypatch.setenv("VERIFY_TRUTH_DEADLINE", "0.5")
+
+    def stuck_at_large_a(a):
+        if a > 1:
+            time.sleep(30)
+        return Truth.exact(a, "a")
+    _family("stuck_bind", stuck_at_large_a)
+    theorem = user_theorem("R", "stuck_bind", "upper", bind={"R": FromFamily(Quantity.RENYI, {"a": sp.Integer(2)})})
+    start = time.monotonic()
+    with pytest.raises(DeadlineExceeded):
+        check_point(theorem, theorem.applications[0], {"a": 0.5})
+    assert time.monotonic() - start < 5

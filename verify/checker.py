@@ -201,9 +201,9 @@ def check_point(theorem: Theorem, app: Application, params: Mapping[str, float],
     assumptions allow (the catalog lists them per application). `rigorous=False` skips the exact fallback of
     `judge` for points the float filter decides (for a search's predicate only: never report such a VIOLATED).
     """
-    family_params, values, from_family = resolve(theorem, app, params)
-    bound_mp = _bound(theorem, values)
-    with deadline(truth_deadline(), f"the {app.family} truth"):
+    with deadline(truth_deadline(), f"the {app.family} truth"):  # bound symbols' own truths (resolve) included
+        family_params, values, from_family = resolve(theorem, app, params)
+        bound_mp = _bound(theorem, values)
         truth = truth_of(get_family(app.family), theorem.quantity, family_params)
         verdict, cert = judge(theorem, values, bound_mp, truth, rigorous, from_family)
     bound = float(bound_mp)
