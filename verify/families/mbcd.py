@@ -45,7 +45,7 @@ from verify.truth.linear_gaussian import (
     assignment_mixture_truth,
     linear_gaussian_truth,
 )
-from verify.truth.numbers import num
+from verify.truth.numbers import extra_precision, num
 
 _R, _LSI = Quantity.RENYI, Quantity.LSI_CONSTANT
 _LF, _LT = Quantity.GRADIENT_MAP_LIPSCHITZ, Quantity.PROX_LIPSCHITZ
@@ -63,6 +63,21 @@ def _clip(kappa_h, beta):
     """The Hessian-clipping factor s = min(kappa_h/||H||, 1) of eq. (6); ||H|| = beta on these blocks."""
     N = num()
     return -N.maximum(-N.mpf(kappa_h) / N.mpf(beta), N.mpf(-1))
+
+
+def _contraction(eta, kappa_h, beta, curvature):
+    """1 - eta s curvature with s = min(kappa_h/beta, 1), formed exactly from the float inputs and rounded once (1
+    minus a rounded eta s curvature near 1, or near 2 where the map is near -1 and the gap sums alternate, would
+    cancel): (beta - eta kappa_h curvature)/beta when clipped, 1 - eta curvature otherwise, the products exact at 200
+    extra bits."""
+    N = num()
+    eta, kappa_h, beta, curvature = (N.mpf(v) for v in (eta, kappa_h, beta, curvature))
+    clipped = N.sign(beta - kappa_h)
+    if clipped is None:  # a ball straddling kappa_h = beta (both forms agree there)
+        return 1 - eta * _clip(kappa_h, beta) * curvature
+    with extra_precision(200):
+        value = (beta - eta * kappa_h * curvature) / beta if clipped > 0 else 1 - eta * curvature
+    return value if N.rigorous else +value
 
 
 MAX_PROPAGATIONS = 15_000  # affine steps one truth may propagate at 50 digits (summed over assignments): ~2 s
@@ -89,9 +104,8 @@ def block_pair(eta, mu, beta, kappa_h, S, b, m, steps, o, o_last, o_rate, wd, j0
     m = int(m)
     _affordable(int(steps))
     with mpmath.workdps(_DPS):
-        s = _clip(kappa_h, beta)
         eta_ = mpmath.mpf(eta)
-        a = 1 - eta_ * s * mpmath.mpf(mu)
+        a = _contraction(eta, kappa_h, beta, mu)
         shift = eta_ * mpmath.mpf(S) / int(b)
         tau = 1 / (1 + eta_ * mpmath.mpf(wd))
         chain = []
@@ -126,8 +140,7 @@ def _block_variances(eta, mu, beta, kappa_h, m, steps, o, o_last, o_rate, wd):
     N = num()
     m = int(m)
     _affordable(int(steps))
-    s = _clip(kappa_h, beta)
-    a1, a2 = 1 - N.mpf(eta) * s * N.mpf(beta), 1 - N.mpf(eta) * s * N.mpf(mu)
+    a1, a2 = _contraction(eta, kappa_h, beta, beta), _contraction(eta, kappa_h, beta, mu)
     tau2 = (1 / (1 + N.mpf(eta) * N.mpf(wd))) ** 2
     v1 = v2 = N.mpf(0)
     for t in range(int(steps)):
@@ -148,8 +161,7 @@ def _lsi(eta, mu, beta, kappa_h, m, steps, o, o_last, o_rate, wd):
 def _lip_f(eta, mu, beta, kappa_h):
     """Lip(F) of F(theta) = theta - eta s grad f: max(|1 - eta s beta|, |1 - eta s mu|)."""
     N = num()
-    s = _clip(kappa_h, beta)
-    return N.maximum(abs(1 - N.mpf(eta) * s * N.mpf(beta)), abs(1 - N.mpf(eta) * s * N.mpf(mu)))
+    return N.maximum(abs(_contraction(eta, kappa_h, beta, beta)), abs(_contraction(eta, kappa_h, beta, mu)))
 
 
 def _lip_t(eta, wd):
@@ -301,7 +313,9 @@ def _lifted_lip(eta, gamma_lag, rho, d_in):
     """Lip of W -> W - eta gamma (W x - u) x^T with ||x|| = rho: the map is W (I - eta gamma x x^T) + const, whose
     eigenvalues are 1 (d_in - 1 times, directions orthogonal to x) and 1 - eta gamma rho^2."""
     N = num()
-    edge = abs(1 - N.mpf(eta) * N.mpf(gamma_lag) * N.mpf(rho) ** 2)
+    with extra_precision(300):  # the product of four floats exactly, then 1 minus it rounded once
+        edge = abs(1 - N.mpf(eta) * N.mpf(gamma_lag) * N.mpf(rho) ** 2)
+    edge = edge if N.rigorous else +edge
     return N.maximum(edge, N.mpf(1)) if int(d_in) >= 2 else edge
 
 

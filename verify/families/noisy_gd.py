@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import mpmath
 import sympy as sp
 
 from verify.families._exact import exact
@@ -30,7 +29,7 @@ def _renyi(alpha, sigma, eta, n, K, S, lam, start_var):
 
 def _dp_epsilon(sigma, eta, n, K, S, lam, start_var, delta):
     gap = isotropic_mean_gap(eta, lam, S, n, int(K))
-    mu = gap / mpmath.sqrt(isotropic_variance(eta, sigma, lam, start_var, int(K)))
+    mu = gap / num().sqrt(isotropic_variance(eta, sigma, lam, start_var, int(K)))
     return gaussian_dp_epsilon(delta, mu)
 
 
@@ -99,7 +98,7 @@ def _sum_renyi(alpha, sigma, eta, n, K, S, lam):
 
 def _sum_dp(sigma, eta, n, K, S, lam, delta):
     # equal-variance Gaussian pair: R_2 = mu^2 where mu is the Mahalanobis distance
-    return gaussian_dp_epsilon(delta, mpmath.sqrt(sum_gd_renyi(2, sigma, eta, n, lam, int(K), S)))
+    return gaussian_dp_epsilon(delta, num().sqrt(sum_gd_renyi(2, sigma, eta, n, lam, int(K), S)))
 
 
 _UTIL = (Quantity.AVG_GRAD_SQ, Quantity.AVG_EXCESS_RISK)

@@ -3,14 +3,14 @@ exact Gaussian ground truth (no projection, so the output law is Gaussian)."""
 
 from __future__ import annotations
 
-import mpmath
 import sympy as sp
 
 from verify.families._exact import exact
 from verify.model import Assumption, Family, Parameter, Quantity
 from verify.symbols import D0, Delta, K, L, alpha, delta, eta, i, kappa, lam, n, sigma, t
 from verify.truth.gaussian import gaussian_dp_epsilon
-from verify.truth.pnsgd_gaussian import cni_affine_renyi, pnmsgd_renyi, pnsgd_renyi
+from verify.truth.numbers import gap_power, geometric_gap, num
+from verify.truth.pnsgd_gaussian import cni_affine_renyi, pnsgd_renyi
 
 _R, _DP = Quantity.RENYI, Quantity.DP_EPSILON
 _HOW = "closed form of the Gaussian output law, mpmath 50 digits"
@@ -19,6 +19,40 @@ _SIGMA = Parameter(sigma, sigma > 0, "std of the Gaussian noise added to each gr
 _ETA = Parameter(eta, eta > 0, "step size")
 _N = Parameter(n, n >= 1, "number of records = steps per pass", integer=True)
 _FACTS = frozenset({"replace_one_fixed_index", "unconstrained", "convex", "smooth"})
+
+# verify.truth.pnsgd_gaussian's closed forms take the contraction c = 1 - eta lam itself; c rounded near +-1 (eta lam
+# tiny, or near 2) leaves their Arb balls wide (1 - c^2 and 1 - c^(2n) of a ball of c around 1) and a term-by-term sum
+# that gives up beyond 1e5 terms. The same closed forms from the gap x = 1 - c (verify.truth.numbers.geometric_gap):
+
+
+def _pnsgd_quadratic(alpha, sigma, eta, lam, n, t, Delta):
+    """pnsgd_renyi with c = 1 - eta lam: alpha Delta^2 c^(2(n-t)) / (2 sigma^2 sum_{k<n} c^(2k))."""
+    N = num()
+    x, n, t = N.mpf(eta) * N.mpf(lam), int(n), int(t)
+    return N.mpf(alpha) * N.mpf(Delta) ** 2 * gap_power(x, 2 * (n - t)) / (2 * N.mpf(sigma) ** 2
+                                                                           * geometric_gap(x, n, power=2))
+
+
+def _pnmsgd_quadratic(alpha, sigma, eta, lam, n, i, Delta):
+    """pnmsgd_renyi with c = 1 - eta lam: mean gap Delta c^(n-i) sum_{k<n} c^(n k), variance sigma^2
+    sum_{k<n^2} c^(2k) (units eta)."""
+    N = num()
+    x, n, i = N.mpf(eta) * N.mpf(lam), int(n), int(i)
+    gap = N.mpf(Delta) * gap_power(x, n - i) * geometric_gap(x, n, power=n)
+    return N.mpf(alpha) * gap**2 / (2 * N.mpf(sigma) ** 2 * geometric_gap(x, n * n, power=2))
+
+
+def _cni_affine(alpha, sigma, K, D0, kappa):
+    """cni_affine_renyi, from the gap 1 - kappa (exact for a float kappa) where |kappa| is near 1: alpha kappa^(2K)
+    D0^2 / (2 sigma^2 sum_{k<K} kappa^(2k)); kappa itself elsewhere (1 - (1 - kappa) would round a tiny kappa)."""
+    N = num()
+    kappa, K = N.mpf(kappa), int(K)
+    size = abs(kappa)
+    if N.sign(size - N.mpf(1) / 2) != 1 or N.sign(2 - size) != 1:
+        return cni_affine_renyi(alpha, sigma, K, D0, kappa)
+    x = 1 - kappa
+    return N.mpf(alpha) * gap_power(x, 2 * K) * N.mpf(D0) ** 2 / (2 * N.mpf(sigma) ** 2 * geometric_gap(x, K, power=2))
+
 
 PNSGD_QUADRATIC = Family(
     name="pnsgd_quadratic",
@@ -29,8 +63,7 @@ PNSGD_QUADRATIC = Family(
                 Parameter(t, t >= 1, "index of the replaced record (1-based, used at step t)", integer=True),
                 Parameter(Delta, Delta >= 0, "gradient difference lam ||x_t - x_t'||")),
     facts=_FACTS | {"quadratic_loss"},
-    truths={_R: exact(lambda alpha, sigma, eta, lam, n, t, Delta: pnsgd_renyi(
-        alpha, sigma, int(n), int(t), Delta, 1 - eta * lam), _HOW)},
+    truths={_R: exact(_pnsgd_quadratic, _HOW)},
     method=_HOW,
     constraints=(Assumption("index_in_range", t <= n, "1 <= t <= n"),),
 )
@@ -58,11 +91,10 @@ PNMSGD_QUADRATIC = Family(
                 Parameter(Delta, Delta >= 0, "gradient difference lam ||x_i - x_i'||"),
                 Parameter(delta, sp.And(delta > 0, delta < 1), "delta of (eps, delta)-DP", quantities=(_DP,))),
     facts=_FACTS | {"quadratic_loss"},
-    truths={_R: exact(lambda alpha, sigma, eta, lam, n, i, Delta: pnmsgd_renyi(
-        alpha, sigma, int(n), int(i), Delta, 1 - eta * lam), _HOW),
+    truths={_R: exact(_pnmsgd_quadratic, _HOW),
             # equal-covariance Gaussian pair: R_2 = mu^2, mu the Mahalanobis distance of the means
-            _DP: exact(lambda sigma, eta, lam, n, i, Delta, delta: gaussian_dp_epsilon(delta, mpmath.sqrt(
-                pnmsgd_renyi(2, sigma, int(n), int(i), Delta, 1 - eta * lam))), "tight eps(delta) of the Gaussian "
+            _DP: exact(lambda sigma, eta, lam, n, i, Delta, delta: gaussian_dp_epsilon(delta, num().sqrt(
+                _pnmsgd_quadratic(2, sigma, eta, lam, n, i, Delta))), "tight eps(delta) of the Gaussian "
                 "output pair (Balle-Wang), 50 digits")},
     method=_HOW,
     constraints=(Assumption("index_in_range", i <= n, "1 <= i <= n"),),
@@ -77,6 +109,6 @@ CNI_AFFINE = Family(
                 Parameter(D0, D0 >= 0, "||x_0 - x_0'||"),
                 Parameter(kappa, sp.true, "slope of the affine map (contractive iff |kappa| <= 1)")),
     facts=frozenset({"cni", "gaussian_noise"}),
-    truths={_R: exact(lambda alpha, sigma, K, D0, kappa: cni_affine_renyi(alpha, sigma, int(K), D0, kappa), _HOW)},
+    truths={_R: exact(_cni_affine, _HOW)},
     method=_HOW,
 )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Literal
 
 import numpy as np
@@ -74,6 +75,20 @@ class TwoClusterStep:
         count = k_a + k_b + int(star)
         return np.where(count > 0, total / np.maximum(count, 1), 0.0)
 
+    def identical_laws(self) -> bool:
+        """Whether M(D') and M(D) are the same law (exact rational arithmetic on the float inputs). Sum rule: D'
+        shifts a q-share of the mixture by g_star, so iff g_star = 0. Mean rule: at q = 1 iff g_star is the mean of D
+        (0 for an empty D); at q < 1 iff g_star and every non-empty cluster's gradient are 0 (otherwise the mixing
+        measures differ at the extreme atom: the empty batch's weight (1 - q)^n moves in D')."""
+        g_star, g_a, g_b = Fraction(self.g_star), Fraction(self.g_a), Fraction(self.g_b)
+        n_a, n_b = int(self.n_a), int(self.n_b)
+        if self.rule == "sum":
+            return g_star == 0
+        if self.q == 1:
+            total = n_a + n_b
+            return g_star == ((n_a * g_a + n_b * g_b) / total if total else 0)
+        return g_star == 0 and (n_a == 0 or g_a == 0) and (n_b == 0 or g_b == 0)
+
     def exact_weights(self) -> tuple[list, list]:
         """The same weights as Arb balls (at the caller's precision)."""
         q = arb(self.q)
@@ -90,6 +105,10 @@ def dpsgd_step_renyi(step: TwoClusterStep, alpha: float) -> Truth:
     """Per-instance RDP of the step (Def. 2.2): max(R_alpha(M(D') || M(D)), R_alpha(M(D) || M(D'))), both orders from
     one quadrature, rigorously enclosable."""
     check_renyi_order(alpha)
+    if step.identical_laws():  # the quadrature of two equal mixtures leaves rounding noise (~1e-31), not 0
+        return Truth.exact(0.0, f"one DP-SGD step ({step.rule} rule): M(D') = M(D) (x* does not move the released "
+                           "law), so R_alpha = 0 exactly", enclose=lambda prec: Enclosure(arb(0), arb(0),
+                                                                                           "identical laws", prec))
     w_d, m_d, w_dp, m_dp = step.components()
     s = np.full(m_d.size, step.s)
     forward, reverse = renyi_mixture_quad_both(w_dp, m_dp, np.full(m_dp.size, step.s), w_d, m_d, s, alpha,

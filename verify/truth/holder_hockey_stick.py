@@ -27,12 +27,17 @@ from verify.truth.numbers import Enclosure, arb_numbers, num
 
 def _g(t, sigma, eps, p):
     N = num()
-    return N.ncdf(-(t - 1) / sigma) - N.exp(eps + (1 - 1 / p) * N.log(N.ncdf(-t / sigma)))
+    return N.ncdf(-(t - 1) / sigma) - N.exp(eps + _power(p) * N.log(N.ncdf(-t / sigma)))
+
+
+def _power(p):
+    """1 - 1/p as (p - 1)/p: no cancellation for p near 1 (p - 1 is exact for a float p)."""
+    return (p - 1) / p
 
 
 def _cell_upper(a, b, sigma, eps, p):
     N = num()
-    return N.ncdf(-(a - 1) / sigma) - N.exp(eps + (1 - 1 / p) * N.log(N.ncdf(-b / sigma)))
+    return N.ncdf(-(a - 1) / sigma) - N.exp(eps + _power(p) * N.log(N.ncdf(-b / sigma)))
 
 
 def _sup_upper(sigma, eps, p, lower, cells: int = 64, budget: int = 3000, rtol: float = 1e-6):
@@ -40,7 +45,7 @@ def _sup_upper(sigma, eps, p, lower, cells: int = 64, budget: int = 3000, rtol: 
     a cell is settled once its bound is within rtol of the proven lower end; out of budget, the largest bound left."""
     N = num()
     lo, hi = -40 * sigma, 1 + 40 * sigma
-    settled = N.maximum(N.ncdf(N.mpf(-40)), 1 - N.exp(eps + (1 - 1 / p) * N.log(N.ncdf(N.mpf(40)))))  # the tails
+    settled = N.maximum(N.ncdf(N.mpf(-40)), 1 - N.exp(eps + _power(p) * N.log(N.ncdf(N.mpf(40)))))  # the tails
     target = lower * (1 + N.mpf(rtol)) + N.mpf(2) ** -1000
     width = (hi - lo) / cells
     heap: list = []
@@ -98,8 +103,11 @@ def holder_hockey_stick(sigma: float, eps: float, p_holder: float) -> tuple[floa
     if not p_holder > 1:
         raise ParameterError(f"the Hölder exponent p must be > 1, got {p_holder}")
     t = _maximiser(sigma, eps, p_holder)
+    floor = 128  # bits: raised below until the lower end is resolved (a large sigma or eps makes H a difference of
+    # nearly equal normal tails, H ~ 1/sigma next to terms ~ 1, which 128 bits may round to a ball around 0)
 
     def enclose(prec: int) -> Enclosure:
+        prec = max(prec, floor)
         with arb_numbers(prec) as N:
             s, e, p = N.mpf(sigma), N.mpf(eps), N.mpf(p_holder)
             low = _g(N.mpf(t), s, e, p).lower()
@@ -110,5 +118,12 @@ def holder_hockey_stick(sigma: float, eps: float, p_holder: float) -> tuple[floa
             return Enclosure(low, high.upper(), f"g at t = {t!r} (a half-line) up to a branch-and-bound "
                              "bound over half-lines", prec)
 
-    ends = enclose(128)
+    ends = enclose(floor)
+    while not ends.lower > 0 and floor < 4096:
+        with arb_numbers(floor) as N:  # is the maximiser's g positive at all (then more bits resolve it)?
+            at_t = _g(N.mpf(t), N.mpf(sigma), N.mpf(eps), N.mpf(p_holder))
+        if at_t.upper() <= 0 or at_t.rel_accuracy_bits() > 20:
+            break
+        floor *= 2
+        ends = enclose(floor)
     return float(ends.lower), float(ends.upper), enclose

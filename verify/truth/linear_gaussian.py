@@ -10,13 +10,17 @@ Both runs are Gaussian with the same covariance, so for a released linear map P 
 all of it) R_alpha = alpha/2 * d^T (P S P^T)^+ d with d = P(m - m'), the same in both orders; +inf where d leaves
 the range of the covariance. `renyi_trajectory` releases P theta_1, ..., P theta_K jointly. Means and covariances
 are propagated in the active number system (verify.truth.numbers: mpmath at 50 digits, or Arb balls for the
-rigorous enclosure the checker asks for before it reports a violation).
+rigorous enclosure the checker asks for before it reports a violation). The gap is propagated itself, so identical
+runs give exactly 0; a covariance that the propagation leaves ill-conditioned (large steps: S <- A S A^T cancels its
+small directions) is re-propagated at doubled digits until the value settles (`_resolved`), and its Arb enclosure
+takes more bits where the solve needs them.
 """
 
 from __future__ import annotations
 
+import contextvars
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import mpmath
@@ -33,7 +37,28 @@ except ImportError:  # pragma: no cover - python-flint is a runtime dependency
 
 Matrix = tuple[tuple[float, ...], ...]
 Vector = tuple[float, ...]
-_RANGE_RTOL = mpmath.mpf(10) ** -30  # at 50 digits: an eigenvalue below this (relative) is a zero of the covariance
+TRUTH_DPS = 50  # digits a truth starts at; an ill-conditioned covariance doubles them until two evaluations agree
+MAX_DPS = 3200  # the most digits that doubling may reach
+SINGULAR_DPS = 800  # a covariance eigenvalue still zero at this many digits (and the one before) is taken as a zero
+_ILL = mpmath.mpf(10) ** -8  # smallest/largest eigenvalue below this: the covariance's small directions are checked
+_AGREE = mpmath.mpf(10) ** -25  # relative agreement of two precisions that settles an ill-conditioned value
+
+
+def _range_rtol() -> mpmath.mpf:
+    """An eigenvalue below this (relative to the largest) is a zero of the covariance: 1e-30 up to 50 digits, then
+    scaled with the working precision (a smaller one is rounding noise there)."""
+    return mpmath.mpf(10) ** -max(30, int(0.6 * mpmath.mp.dps))
+
+
+# Where a truth builder is listening, _quadratic_form reports the smallest relative eigenvalue it met (<= 0 for a
+# zero or indefinite one): the builder re-evaluates at doubled precision while that is small (`_resolved`).
+_conditioning: contextvars.ContextVar[list | None] = contextvars.ContextVar("linear_gaussian_conditioning",
+                                                                          default=None)
+
+
+class _Indefinite(ParameterError):
+    """The released covariance has a negative eigenvalue at this precision (rounding noise of an ill-conditioned
+    propagation disappears at a higher one; an indefinite input covariance does not)."""
 
 
 def _entry(v: float | mpmath.mpf) -> float | mpmath.mpf:
@@ -187,16 +212,20 @@ def _quadratic_form(la: _Linalg, S, d) -> object:
     sym = (S + S.T) / 2
     values, vectors = mpmath.eigsy(sym)
     scale = max(abs(v) for v in values) or mpmath.mpf(1)
-    if min(values) < -_RANGE_RTOL * scale:
-        raise ParameterError(f"the released covariance is not positive semi-definite (eigenvalue "
-                             f"{mpmath.nstr(min(values), 3)}); a coordinate that is a deterministic function of others "
-                             "belongs in a post map (AffineStep.then), not in a rounded covariance")
+    tol = _range_rtol()
+    listening = _conditioning.get()
+    if listening is not None:
+        listening.append((min(values) / scale, sum(v <= tol * scale for v in values)))
+    if min(values) < -tol * scale:
+        raise _Indefinite(f"the released covariance is not positive semi-definite (eigenvalue "
+                          f"{mpmath.nstr(min(values), 3)}); a coordinate that is a deterministic function of others "
+                          "belongs in a post map (AffineStep.then), not in a rounded covariance")
     coords = vectors.T * d
     size = max(abs(d[i, 0]) for i in range(n)) or mpmath.mpf(1)
     total = mpmath.mpf(0)
     for k in range(n):
-        if values[k] <= _RANGE_RTOL * scale:
-            if abs(coords[k, 0]) > _RANGE_RTOL * size * 1e5:
+        if values[k] <= tol * scale:
+            if abs(coords[k, 0]) > tol * size * 1e5:
                 return mpmath.inf
             continue
         total += coords[k, 0] ** 2 / values[k]
@@ -212,6 +241,11 @@ def _release(la: _Linalg, release: Sequence[Sequence[float]] | None, d: int):
     return la.matrix(P)
 
 
+def _is_zero(la: _Linalg, v) -> bool:
+    """Every entry of the column v is exactly 0 (identical runs: the divergence is 0, not a rounded quadratic form)."""
+    return all(row[0].is_zero() if la.rigorous else row[0] == 0 for row in la.entries(v))
+
+
 def renyi_linear_gaussian(pair: LinearGaussianPair, alpha: float,
                           release: Sequence[Sequence[float]] | None = None):
     """R_alpha of the released last iterate P theta_K (P = `release`, default the whole state), both orders (equal
@@ -221,6 +255,8 @@ def renyi_linear_gaussian(pair: LinearGaussianPair, alpha: float,
     gap, S, _ = _propagate(pair, la)
     P = _release(la, release, pair.dim)
     gap = gap if P is None else P * gap
+    if _is_zero(la, gap):
+        return la.N.mpf(0)
     cov = S if P is None else P * S * la.T(P)
     return la.N.mpf(alpha) / 2 * _quadratic_form(la, cov, gap)
 
@@ -231,6 +267,8 @@ def renyi_trajectory(pair: LinearGaussianPair, alpha: float, release: Sequence[S
     la = _Linalg()
     _, _, track = _propagate(pair, la, keep=True)
     P = _release(la, release, pair.dim)
+    if all(_is_zero(la, gap if P is None else P * gap) for _, gap, _ in track):
+        return la.N.mpf(0)
     K = len(track)
     # Cov(theta_t, theta_s) = A_t ... A_{s+1} S_s for t > s
     blocks: dict[tuple[int, int], object] = {}
@@ -251,24 +289,80 @@ def renyi_trajectory(pair: LinearGaussianPair, alpha: float, release: Sequence[S
     return la.N.mpf(alpha) / 2 * _quadratic_form(la, la.matrix(cov_rows), la.column(gap_rows))
 
 
+def _agree(a, b) -> bool:
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_agree(x, y) for x, y in zip(a, b, strict=True))
+    if mpmath.isinf(a) or mpmath.isinf(b):
+        return a == b
+    return abs(a - b) <= _AGREE * max(abs(a), abs(b))
+
+
+def _resolved(compute: Callable[[], object], start: int = TRUTH_DPS):
+    """compute() at `start` digits; where a released covariance is ill-conditioned (smallest/largest eigenvalue
+    below 1e-8, or a zero one: the propagation S <- A S A^T + Sigma may have cancelled its small directions to
+    rounding noise), again at doubled digits until two successive values agree to 1e-25 with the same zero
+    eigenvalues, and a zero eigenvalue only counts as one once it has stayed zero up to SINGULAR_DPS digits (a small
+    eigenvalue rounded to 0 at 50 digits gives a wrong finite value that a second precision repeats). An indefinite
+    covariance is an error only if it stays indefinite."""
+    dps, previous, zeros = start, None, None
+    while True:
+        seen: list = []
+        token = _conditioning.set(seen)
+        try:
+            with mpmath.workdps(dps):
+                value = compute()
+        except _Indefinite:
+            if dps >= 4 * start:
+                raise
+            value = None
+        finally:
+            _conditioning.reset(token)
+        pattern = [z for _, z in seen]
+        if value is not None and all(r >= _ILL for r, _ in seen):
+            return value
+        settled = value is not None and previous is not None and pattern == zeros and _agree(previous, value)
+        if settled and (not any(pattern) or dps >= SINGULAR_DPS):
+            return value
+        if 2 * dps > MAX_DPS:
+            raise ResourceLimitError(f"the released covariance is too ill-conditioned to resolve at {dps} digits")
+        previous, zeros, dps = value, pattern, 2 * dps
+
+
+def _enclose_escalating(compute: Callable[[], object], prec: int, method: str) -> Enclosure:
+    """compute() in Arb balls at `prec` bits, and at up to 8x the bits where the released covariance is too close to
+    singular for the solve (an ill-conditioned but regular covariance; a singular one stays NotEnclosable)."""
+    bits = prec
+    while True:
+        try:
+            with arb_numbers(bits):
+                value = compute()
+                wide = hasattr(value, "rel_accuracy_bits") and not value.is_zero() and (
+                    value.rel_accuracy_bits() < min(30, prec // 2))
+                if wide and bits < 8 * prec:
+                    raise NotEnclosable("the ball is too wide (cancellation at this precision)")
+                return Enclosure.of(value, method, bits)
+        except NotEnclosable:
+            if bits >= 8 * prec:
+                raise
+            bits *= 2
+
+
 def enclose_linear_gaussian(pair: LinearGaussianPair, alpha: float, prec: int, *,
                             release: Sequence[Sequence[float]] | None = None, trajectory: bool = False) -> Enclosure:
-    """A rigorous Arb enclosure of `renyi_linear_gaussian` (or `renyi_trajectory`) at `prec` bits."""
-    with arb_numbers(prec):
-        fn = renyi_trajectory if trajectory else renyi_linear_gaussian
-        value = fn(pair, alpha, release)
-        return Enclosure.of(value, "linear-Gaussian engine, Arb matrices", prec)
+    """A rigorous Arb enclosure of `renyi_linear_gaussian` (or `renyi_trajectory`) at `prec` bits (more where the
+    covariance is too ill-conditioned for the solve at `prec`)."""
+    fn = renyi_trajectory if trajectory else renyi_linear_gaussian
+    return _enclose_escalating(lambda: fn(pair, alpha, release), prec, "linear-Gaussian engine, Arb matrices")
 
 
 def linear_gaussian_truth(pair: LinearGaussianPair, alpha: float, *, release: Sequence[Sequence[float]] | None = None,
                           trajectory: bool = False, what: str = "linear-Gaussian algorithm") -> Truth:
     """The exact R_alpha of the released last iterate (or trajectory) as a Truth, with its Arb encloser."""
     fn = renyi_trajectory if trajectory else renyi_linear_gaussian
-    with mpmath.workdps(50):
-        value = fn(pair, alpha, release)
+    value = _resolved(lambda: fn(pair, alpha, release))
     released = "trajectory" if trajectory else "last iterate"
     return Truth.exact(float(value), f"{what}: exact Gaussian law of the {released} ({len(pair.steps)} affine steps, "
-                                     "mean and covariance propagated at 50 digits)",
+                                     "mean and covariance propagated at 50 digits, more where ill-conditioned)",
                        enclose=lambda prec: enclose_linear_gaussian(pair, alpha, prec, release=release,
                                                                     trajectory=trajectory))
 
@@ -328,9 +422,36 @@ def _bilinear(la: _Linalg, S, u, v):
     return (plus - minus) / 4
 
 
+def _mixture_excess(gram: Sequence[Sequence], weights: Sequence, alpha: int):
+    """(E_Q[(P/Q)^alpha] - 1, the sum of the absolute values of its terms) for the series of `renyi_mixture_series`:
+    with the weights normalised, the multinomial probabilities P_n sum to 1 exactly, so E_Q[(P/Q)^alpha] - 1 =
+    sum_n P_n expm1(E_n) is summed as such (its log1p is R_alpha (alpha - 1) without the cancellation of log(1 + tiny)
+    at small shifts); terms of both signs (E_n < 0 where shifts point apart) may still cancel, which the second
+    number measures."""
+    N = num()
+    m = len(gram)
+    total_w = sum((N.mpf(w) for w in weights), N.mpf(0))
+    log_fact = [N.log(N.mpf(math.factorial(k))) for k in range(alpha + 1)]
+    log_w = [N.log(N.mpf(w) / total_w) if w > 0 else None for w in weights]
+    excess = size = N.mpf(0)
+    for counts in compositions(alpha, m):
+        if any(c and log_w[j] is None for j, c in enumerate(counts)):
+            continue
+        quad = sum((counts[i] * counts[j] * gram[i][j] for i in range(m) for j in range(m) if counts[i] and counts[j]),
+                   N.mpf(0))
+        diag = sum((counts[j] * gram[j][j] for j in range(m) if counts[j]), N.mpf(0))
+        log_p = log_fact[alpha] - sum(log_fact[c] for c in counts) + sum(
+            (c * log_w[j] for j, c in enumerate(counts) if c), N.mpf(0))
+        term = N.exp(log_p) * N.expm1((quad - diag) / 2)
+        excess += term
+        size += abs(term)
+    return excess, size
+
+
 def renyi_mixture_series(gram: Sequence[Sequence], weights: Sequence, alpha: int):
     """R_alpha(sum_j w_j N(g_j, S) || N(0, S)) for an integer alpha >= 2 from the Gram matrix of the shifts, in the
-    active number system (positive terms: no cancellation; Arb-rigorous)."""
+    active number system: log1p(sum_n P_n expm1(E_n))/(alpha - 1) over the compositions n of alpha (`_mixture_excess`;
+    0 exactly for zero shifts; Arb-rigorous). The weights are normalised to sum to 1."""
     N = num()
     m = len(gram)
     if int(alpha) != alpha or alpha < 2:
@@ -341,23 +462,25 @@ def renyi_mixture_series(gram: Sequence[Sequence], weights: Sequence, alpha: int
                                  "terms; use a one-dimensional release (quadrature) or a smaller alpha")
     if any(mpmath.isinf(g) for row in gram for g in row if not N.rigorous):
         return N.inf
-    logs = []
-    log_fact = [N.log(N.mpf(math.factorial(k))) for k in range(alpha + 1)]
-    log_w = [N.log(N.mpf(w)) if w > 0 else None for w in weights]
-    for counts in compositions(alpha, m):
-        if any(c and log_w[j] is None for j, c in enumerate(counts)):
-            continue
-        quad = sum((counts[i] * counts[j] * gram[i][j] for i in range(m) for j in range(m) if counts[i] and counts[j]),
-                   N.mpf(0))
-        diag = sum((counts[j] * gram[j][j] for j in range(m) if counts[j]), N.mpf(0))
-        term = log_fact[alpha] - sum(log_fact[c] for c in counts) + sum(
-            (c * log_w[j] for j, c in enumerate(counts) if c), N.mpf(0)) + (quad - diag) / 2
-        logs.append(term)
-    top = logs[0]
-    for v in logs[1:]:
-        top = N.maximum(top, v) if N.rigorous else max(top, v)
-    total = sum((N.exp(v - top) for v in logs), N.mpf(0))
-    return (top + N.log(total)) / (alpha - 1)
+    excess, _ = _mixture_excess(gram, weights, alpha)
+    return N.log1p(excess) / (alpha - 1)
+
+
+def _series_resolved(pairs: Sequence[LinearGaussianPair], weights: Sequence, alpha: int,
+                     release: Sequence[Sequence[float]] | None):
+    """The mixture series at TRUTH_DPS digits (more for an ill-conditioned covariance, `_resolved`), and again with
+    the digits its terms of both signs cancelled (shifts pointing apart, R much smaller than each term) added."""
+    dps = TRUTH_DPS
+    while True:
+        with mpmath.workdps(dps):
+            gram = _resolved(lambda: assignment_gram(pairs, release), dps)
+            if any(mpmath.isinf(g) for row in gram for g in row):
+                return mpmath.inf
+            excess, size = _mixture_excess(gram, weights, int(alpha))
+            lost = 0 if size == 0 else int(mpmath.log10(size / abs(excess))) if excess else dps
+            if lost <= 15 or dps >= MAX_DPS:
+                return mpmath.log1p(excess) / (int(alpha) - 1)
+        dps = min(MAX_DPS, dps + lost + 10)
 
 
 def assignment_mixture_truth(pairs: Sequence[LinearGaussianPair], alpha: float, weights: Sequence[float] | None = None,
@@ -376,17 +499,17 @@ def assignment_mixture_truth(pairs: Sequence[LinearGaussianPair], alpha: float, 
     weights = [1.0 / m] * m if weights is None else [float(w) for w in weights]
     if len(weights) != m or any(not (w >= 0) for w in weights) or abs(sum(weights) - 1) > 1e-12:
         raise ParameterError(f"weights must be {m} non-negative numbers summing to 1, got {weights!r}")
-    with mpmath.workdps(50):
-        gram = assignment_gram(pairs, release)
+    gram = _resolved(lambda: assignment_gram(pairs, release))
+    # collinear shifts (Cauchy-Schwarz with equality), relative to the shifts' own size: scale-free, so tiny shifts
+    # pointing apart are not taken for one line
     one_dim = all(mpmath.isfinite(g) for row in gram for g in row) and all(
-        abs(gram[i][j] ** 2 - gram[i][i] * gram[j][j]) <= mpmath.mpf(10) ** -30 * (1 + gram[i][i] * gram[j][j])
+        abs(gram[i][j] ** 2 - gram[i][i] * gram[j][j]) <= mpmath.mpf(10) ** -30 * gram[i][i] * gram[j][j]
         for i in range(m) for j in range(i))
     if all(gram[i][j] == gram[0][0] for i in range(m) for j in range(m)):  # every assignment gives one law
 
         def enclose_one(prec: int) -> Enclosure:
-            with arb_numbers(prec) as N:
-                value = N.mpf(alpha) / 2 * assignment_gram(pairs[:1], release)[0][0]
-                return Enclosure.of(value, "linear-Gaussian engine, Arb matrices", prec)
+            return _enclose_escalating(lambda: num().mpf(alpha) / 2 * assignment_gram(pairs[:1], release)[0][0], prec,
+                                       "linear-Gaussian engine, Arb matrices")
 
         return Truth.exact(float(alpha * gram[0][0] / 2), f"{what}: every assignment gives the same Gaussian law "
                            "(alpha/2 times the squared Mahalanobis shift)", enclose=enclose_one)
@@ -398,12 +521,12 @@ def assignment_mixture_truth(pairs: Sequence[LinearGaussianPair], alpha: float, 
         return Truth.larger(pq, qp, f"{what}: mixture over {m} assignments, whitened 1-D")
 
     def enclose(prec: int) -> Enclosure:
-        with arb_numbers(prec):
-            value = renyi_mixture_series(assignment_gram(pairs, release), weights, alpha)
-            return Enclosure.of(value, "linear-Gaussian engine, Arb matrices, mixture series", prec)
+        return _enclose_escalating(lambda: renyi_mixture_series(assignment_gram(pairs, release), weights, alpha), prec,
+                                   "linear-Gaussian engine, Arb matrices, mixture series")
 
-    with mpmath.workdps(50):
-        value = renyi_mixture_series(gram, weights, alpha)
+    if int(alpha) != alpha or alpha < 2:
+        raise ParameterError(f"the mixture series needs an integer alpha >= 2, got {alpha}")
+    value = _series_resolved(pairs, weights, int(alpha), release)
     return Truth.exact(float(value), f"{what}: R(P_D || P_D') of the mixture over {m} assignments (integer-order "
-                                     f"series over compositions, shifts from the exact chain at 50 digits)",
+                                     f"series over compositions, shifts from the exact chain at 50 digits or more)",
                        enclose=enclose)

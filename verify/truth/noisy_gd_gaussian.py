@@ -15,7 +15,7 @@ import mpmath
 import numpy as np
 from numpy.typing import ArrayLike
 
-from verify.truth.numbers import NotEnclosable, geometric, num
+from verify.truth.numbers import gap_power, geometric_gap, geometric_partials_gap, num
 
 
 @dataclass(frozen=True)
@@ -39,17 +39,19 @@ def noisy_gd_gaussian_law(A: ArrayLike, data_mean: ArrayLike, eta: float, sigma:
 
 
 def isotropic_variance(eta, sigma, lam, start_var, K) -> mpmath.mpf:
-    """Per-coordinate variance of theta_K for curvature A = lam I: m^{2K} s0 + 2 eta sigma^2 sum_{k<K} m^{2k}."""
+    """Per-coordinate variance of theta_K for curvature A = lam I: m^{2K} s0 + 2 eta sigma^2 sum_{k<K} m^{2k}, from the
+    gap x = eta lam = 1 - m (verify.truth.numbers.geometric_gap: no cancellation for eta lam tiny or near 2)."""
     eta, sigma, lam, start_var = map(num().mpf, (eta, sigma, lam, start_var))
-    m = 1 - eta * lam
-    return m ** (2 * K) * start_var + 2 * eta * sigma**2 * geometric(m**2, K)
+    x = eta * lam
+    return gap_power(x, 2 * int(K)) * start_var + 2 * eta * sigma**2 * geometric_gap(x, K, power=2)
 
 
 def isotropic_mean_gap(eta, lam, S, n, K) -> mpmath.mpf:
-    """|E theta_K(D) - E theta_K(D')| = (1 - m^K) S / (lam n), S = ||grad sum difference|| (= lam ||x1 - x1'||)."""
+    """|E theta_K(D) - E theta_K(D')| = |1 - m^K| S / (lam n) = eta |sum_{k<K} m^k| S / n (1 - m^K = eta lam
+    sum_{k<K} m^k: the factor eta lam cancels exactly instead of numerically), S = ||grad sum difference||
+    (= lam ||x1 - x1'||)."""
     eta, lam, S = map(num().mpf, (eta, lam, S))
-    m = 1 - eta * lam
-    return abs(1 - m**K) * S / (lam * n)
+    return eta * abs(geometric_gap(eta * lam, K)) * S / n
 
 
 def isotropic_renyi(alpha, sigma, eta, n, K, S, lam, start_var) -> mpmath.mpf:
@@ -70,23 +72,14 @@ def isotropic_lsi_constant(sigma, eta, lam, start_var, K) -> mpmath.mpf:
 def isotropic_excess_risk(sigma, eta, lam, start_var, K, d, dist) -> mpmath.mpf:
     """E[L_D(theta_K)] - min L_D = lam/2 (m^{2K} dist^2 + d v_K), dist = ||E theta_0 - argmin L_D||."""
     eta, lam = num().mpf(eta), num().mpf(lam)
-    m = 1 - eta * lam
-    return lam / 2 * (m ** (2 * K) * num().mpf(dist) ** 2
-                                 + d * isotropic_variance(eta, sigma, lam, start_var, K))
+    return lam / 2 * (gap_power(eta * lam, 2 * int(K)) * num().mpf(dist) ** 2
+                      + d * isotropic_variance(eta, sigma, lam, start_var, K))
 
 
 def sum_geometric_partials(r, K: int):
-    """sum_{k=1}^K sum_{j<k-1} r^j = (K - sum_{k<K} r^k)/(1 - r), K(K-1)/2 at r = 1 (term by term on a ball
-    straddling 1)."""
-    N = num()
-    s = N.sign(1 - r)
-    if s == 0:
-        return N.mpf(K) * (K - 1) / 2
-    if s is None:
-        if K > 10_000:
-            raise NotEnclosable("partial geometric sums with a ratio ball straddling 1 and too many terms")
-        return sum((geometric(r, k - 1) for k in range(2, K + 1)), N.mpf(0))
-    return (K - geometric(r, K)) / (1 - r)
+    """sum_{k=1}^K sum_{j<k-1} r^j = (K - sum_{k<K} r^k)/(1 - r), K(K-1)/2 at r = 1. Takes r itself, so 1 - r is
+    only as accurate as r: callers that know the gap 1 - r use verify.truth.numbers.geometric_partials_gap."""
+    return geometric_partials_gap(1 - r, K)
 
 
 def sum_gd_moments(eta, sigma, n, lam, K):
@@ -94,15 +87,15 @@ def sum_gd_moments(eta, sigma, n, lam, K):
     x_{k+1} = x_k - eta (grad f(x_k) + N(0, sigma^2 I)), so e_k = x_k - argmin f has
     E e_k = m^(k-1) e_1 and per-coordinate variance v_k = eta^2 sigma^2 sum_{j<k-1} m^(2j), m = 1 - eta n lam.
 
-    Returns (m, sum_{k=1}^K m^(2(k-1)), sum_{k=1}^K v_k) for the ergodic averages over x_1..x_K.
+    Returns (m, sum_{k=1}^K m^(2(k-1)), sum_{k=1}^K v_k) for the ergodic averages over x_1..x_K, the sums from the
+    gap x = eta n lam (no cancellation at any step size).
     """
     eta, sigma, n, lam = map(num().mpf, (eta, sigma, n, lam))
-    m = 1 - eta * n * lam
-    r = m**2
-    decay = geometric(r, K)
-    # sum_{k=1}^K sum_{j<k-1} r^j = (K - decay)/(1 - r), or K(K-1)/2 at r = 1
-    noise = eta**2 * sigma**2 * sum_geometric_partials(r, K)
-    return m, decay, noise
+    x = eta * n * lam
+    decay = geometric_gap(x, K, power=2)
+    # sum_{k=1}^K sum_{j<k-1} r^j = (K - decay)/(1 - r), r = m^2, or K(K-1)/2 at r = 1
+    noise = eta**2 * sigma**2 * geometric_partials_gap(x, K, power=2)
+    return 1 - x, decay, noise
 
 
 def sum_gd_avg_grad_sq(eta, sigma, n, lam, K, d, dist) -> mpmath.mpf:
@@ -121,6 +114,6 @@ def sum_gd_renyi(alpha, sigma, eta, n, lam, K, S) -> mpmath.mpf:
     """R_alpha of x_{K+1} when one record changes the summed gradient by S (constant for quadratics):
     mean gap eta S sum_{j<K} m^j, variance eta^2 sigma^2 sum_{j<K} m^(2j)."""
     alpha, sigma, eta, n, lam, S = map(num().mpf, (alpha, sigma, eta, n, lam, S))
-    m = 1 - eta * n * lam
-    gap = eta * S * geometric(m, K)
-    return alpha * gap**2 / (2 * eta**2 * sigma**2 * geometric(m**2, K))
+    x = eta * n * lam
+    gap = eta * S * geometric_gap(x, K)
+    return alpha * gap**2 / (2 * eta**2 * sigma**2 * geometric_gap(x, K, power=2))

@@ -14,14 +14,18 @@ from __future__ import annotations
 from typing import Any
 
 from verify.errors import ParameterError
-from verify.truth.numbers import num
+from verify.truth.numbers import extra_precision, num
 
 
 def smoothing_error(L: Any, lam: Any, d: Any) -> Any:
     """sup over K of |f_hat - f| for f = L ||w|| in d dimensions: L E||Z||."""
     N = num()
     half = N.mpf(1) / 2
-    return L * lam * N.sqrt(N.mpf(2)) * N.exp(N.lgamma(N.mpf(int(d)) / 2 + half) - N.lgamma(N.mpf(int(d)) / 2))
+    # log Gamma((d+1)/2) - log Gamma(d/2) = log E||Z||/sqrt(2) ~ log(d)/2 is a difference of two numbers ~ (d/2) log d:
+    # it cancels log2(d log d) bits, which the extra precision restores
+    with extra_precision(int(d).bit_length() + 8):
+        ratio = N.exp(N.lgamma(N.mpf(int(d)) / 2 + half) - N.lgamma(N.mpf(int(d)) / 2))
+    return L * lam * N.sqrt(N.mpf(2)) * ratio
 
 
 def smoothness_constant(L: Any, lam: Any, d: Any) -> Any:

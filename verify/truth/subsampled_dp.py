@@ -10,9 +10,18 @@ from __future__ import annotations
 import math
 
 import mpmath
+from flint import arb, ctx
 
 from verify.errors import ParameterError
-from verify.truth.numbers import NotEnclosable, decreasing_root, enclose_decreasing_root, num, to_mpf
+from verify.truth.numbers import (
+    NotEnclosable,
+    decreasing_root,
+    enclose_decreasing_root,
+    extra_precision,
+    normal_cdf,
+    num,
+    to_mpf,
+)
 
 
 def sgm_delta(eps, q, sigma) -> mpmath.mpf:
@@ -21,29 +30,95 @@ def sgm_delta(eps, q, sigma) -> mpmath.mpf:
     return num().maximum(d_pq, d_qp, num().mpf(0))
 
 
+def _phi_band(lo, width):
+    """Phi(lo + width) - Phi(lo) for width > 0, without the cancellation of two nearly equal Phi values (a band of
+    width 1/sigma at sigma large, or far in a tail): the tail side of the band, with the digits the subtraction loses
+    added (mpmath). In Arb the ball of lo and the band move together, which a difference of two Phi balls would not
+    know: a narrow band is width * phi over the hull of [lo, lo + width] (mean value theorem); otherwise the band at the
+    exact midpoint of lo, widened by the radius of lo times |phi(lo + width) - phi(lo)| (the band's derivative)."""
+    N = num()
+    if N.rigorous:
+        lo = N.mpf(lo)
+        if width * (1 + abs(lo)) < N.mpf(2) ** (-ctx.prec // 2):
+            hull = lo.union(lo + width)
+            return width * N.exp(-hull**2 / 2) / N.sqrt(2 * N.pi())
+        mid = lo.mid()
+        with extra_precision(max(0, -int(mpmath.mag(to_mpf(width)))) + 10):
+            at_mid = (normal_cdf(-mid) - normal_cdf(-mid - width) if mid + width / 2 > 0
+                      else normal_cdf(mid + width) - normal_cdf(mid))
+        slope = (N.exp(-(lo + width) ** 2 / 2) - N.exp(-lo**2 / 2)) / N.sqrt(2 * N.pi())
+        return at_mid + arb(0, lo.rad()) * abs(slope)
+    spread = mpmath.mpf(width) * max(1, abs(lo))
+    with extra_precision(max(0, -mpmath.mag(spread)) + 10):
+        if lo + width / 2 > 0:
+            band = normal_cdf(-lo) - normal_cdf(-lo - width)
+        else:
+            band = normal_cdf(lo + width) - normal_cdf(lo)
+    return +band
+
+
 def _orders(eps, q, sigma) -> tuple[tuple, tuple]:
     """(delta, d delta / d eps) of each order, P || Q and Q || P; the slope is -e^eps times the mass of the optimal
-    set under the second law (envelope theorem)."""
+    set under the second law (envelope theorem). In mpmath, a delta far below the terms it is the difference of
+    (a hockey stick deep in its tail) is recomputed with the digits that difference cancels added."""
+    if num().rigorous:
+        return _orders_at(eps, q, sigma)[:2]
+    base = mpmath.mp.dps
+    pq, qp, lost = _orders_at(eps, q, sigma)
+    extra = 0
+    while lost > extra + 5 and extra < 4000:  # the loss measured from a garbled value can be too small: again
+        extra = lost + 20
+        with mpmath.workdps(base + extra):
+            pq, qp, lost = _orders_at(eps, q, sigma)
+    return tuple(+v for v in pq), tuple(+v for v in qp)
+
+
+def _lost_digits(value, at, *terms) -> int:
+    """Digits a difference of `terms` equal to `value` loses, plus those a normal tail at argument `at` loses to the
+    rounding of its argument (relative error at^2 10^-dps)."""
+    size = max(abs(t) for t in terms)
+    tail = 2 * max(0, int(mpmath.log10(max(1, abs(at))))) + 1
+    if size == 0:
+        return tail
+    if value == 0:
+        return mpmath.mp.dps + tail
+    return max(0, int(mpmath.log10(size / abs(value)))) + tail
+
+
+def _orders_at(eps, q, sigma) -> tuple[tuple, tuple, int]:
+    """`_orders` at the working precision, and the digits lost in the final differences (0 in Arb).
+
+    Every difference of nearly equal quantities is written out: e^eps - (1 - q) = expm1(eps) + q and
+    e^-eps - (1 - q) = expm1(-eps) + q (no rounding of e^eps to 1 at eps tiny), the thresholds through
+    log1p(expm1(+-eps)/q), and P(S) - e^eps Q(S) = q (Phi band of width 1/s) - expm1(eps) Q(S) (P || Q),
+    e^eps [q (Phi band) + expm1(-eps) Phi(x_lo/s)] (Q || P)."""
     N = num()
     eps, q, s = N.mpf(eps), N.mpf(q), N.mpf(sigma)
-    e = N.exp(eps)
+    e, grow, shrink = N.exp(eps), N.expm1(eps), N.expm1(-eps)
     half = N.mpf(1) / 2
+    lost = 0
     # P || Q: the set {log P/Q > eps} = {x > x_hi}
-    above = _decided(e - (1 - q), "e^eps - (1 - q)")
+    above = _decided(grow + q, "e^eps - (1 - q)")
     if above > 0:
-        x_hi = s**2 * N.log((e - (1 - q)) / q) + half
-        q_mass = N.ncdf(-x_hi / s)
-        pq = ((1 - q) * q_mass + q * N.ncdf(-(x_hi - 1) / s) - e * q_mass, -e * q_mass)
+        x_hi = s**2 * N.log1p(grow / q) + half
+        q_mass = normal_cdf(-x_hi / s)
+        band = q * _phi_band(-x_hi / s, 1 / s)  # q (Phi((1 - x_hi)/s) - Phi(-x_hi/s))
+        excess = grow * q_mass
+        pq = (band - excess, -e * q_mass)
+        lost = 0 if N.rigorous else _lost_digits(pq[0], x_hi / s, band, excess)
     else:
-        pq = (1 - e, -e)  # every x has loss > eps
+        pq = (-grow, -e)  # every x has loss > eps
     # Q || P: the set {log Q/P > eps} = {x < x_lo}, non-empty only when e^-eps > 1 - q
-    if _decided(1 / e - (1 - q), "e^-eps - (1 - q)") > 0:
-        x_lo = s**2 * N.log((1 / e - (1 - q)) / q) + half
-        p_mass = (1 - q) * N.ncdf(x_lo / s) + q * N.ncdf((x_lo - 1) / s)
-        qp = (N.ncdf(x_lo / s) - e * p_mass, -e * p_mass)
+    if _decided(shrink + q, "e^-eps - (1 - q)") > 0:
+        x_lo = s**2 * N.log1p(shrink / q) + half
+        at = normal_cdf(x_lo / s)
+        band = q * _phi_band(x_lo / s - 1 / s, 1 / s)  # q (Phi(x_lo/s) - Phi((x_lo - 1)/s))
+        p_mass = at - band  # (1 - q) Phi(x_lo/s) + q Phi((x_lo - 1)/s)
+        qp = (e * (band + shrink * at), -e * p_mass)
+        lost = lost if N.rigorous else max(lost, _lost_digits(qp[0], x_lo / s, e * band, e * shrink * at))
     else:
         qp = (N.mpf(0), N.mpf(0))
-    return pq, qp
+    return pq, qp, lost
 
 
 def _decided(x, what: str) -> int:
@@ -99,9 +174,9 @@ def sgm_tradeoff(x, q, sigma) -> mpmath.mpf:
     q, s, x = N.mpf(q), N.mpf(sigma), N.mpf(x)
 
     def p_below(t):
-        return (1 - q) * N.ncdf(t / s) + q * N.ncdf((t - 1) / s)
+        return (1 - q) * normal_cdf(t / s) + q * normal_cdf((t - 1) / s)
 
-    t_q = s * N.ncdf_inv(1 - x)
+    t_q = s * _upper_quantile(x)
     q_order = p_below(t_q)
     if N.rigorous:
         floor = -float(to_mpf(s)) * 60 - 1.0  # p_below(floor) < x for every x the families allow
@@ -109,8 +184,19 @@ def sgm_tradeoff(x, q, sigma) -> mpmath.mpf:
                                       floor)
     else:
         t_p = _p_root(x, q, s)
-    p_order = 1 - N.ncdf(t_p / s)
+    p_order = normal_cdf(-t_p / s)  # 1 - Phi(t_p/s), as the tail itself
     return N.maximum(N.mpf(0), N.minimum(q_order, p_order))
+
+
+def _upper_quantile(x):
+    """Phi^-1(1 - x) without forming 1 - x (which rounds to 1 for a tiny type-I error x): sqrt(2) erfcinv(2 x) in
+    Arb; in mpmath sqrt(2) erfinv(1 - 2 x) with the digits of x that 1 - 2 x needs added."""
+    N = num()
+    if N.rigorous:
+        return N.sqrt(N.mpf(2)) * (2 * N.mpf(x)).erfcinv()
+    with extra_precision(max(0, -mpmath.mag(x)) + 10):
+        value = mpmath.sqrt(2) * mpmath.erfinv(1 - 2 * mpmath.mpf(x))
+    return +value
 
 
 def _p_root(x, q, s) -> mpmath.mpf:
