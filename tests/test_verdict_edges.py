@@ -223,3 +223,15 @@ def test_a_bound_symbols_own_truth_runs_under_the_points_deadline(monkeypatch):
     with pytest.raises(DeadlineExceeded):
         check_point(theorem, theorem.applications[0], {"a": 0.5})
     assert time.monotonic() - start < 5
+
+
+@SETTINGS
+@given(a=st.floats(0.01, 100.0), k=st.floats(1.5, 20.0))
+def test_a_negative_derived_value_keeps_its_sign_in_the_arb_bound(a, k):
+    # c = -k*a is derived (an mpmath value); the bound a + c/(2k) = a/2 undercuts the truth a. mpmath's man_exp drops
+    # the sign, so before the fix Arb evaluated a + k*a/(2k) = 1.5 a and overturned the violation into a HOLDS.
+    from verify.checker import check_point
+    _family("identity", families.closed_form(lambda a: num().mpf(a), "a"))
+    theorem = user_theorem(f"a + c/(2*{k!r})", "identity", "upper", bind={"c": f"-{k!r}*a"})
+    result = check_point(theorem, theorem.applications[0], {"a": a})
+    assert result.verdict is Verdict.VIOLATED and result.certificate is not None

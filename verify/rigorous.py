@@ -21,7 +21,7 @@ import sympy as sp
 from verify.errors import DeadlineExceeded, VerifyError
 from verify.limits import deadline
 from verify.results import PointCertificate, Truth, Verdict
-from verify.truth.numbers import Enclosure, NotEnclosable
+from verify.truth.numbers import Enclosure, NotEnclosable, mpf_parts
 
 try:
     from flint import arb, ctx
@@ -36,7 +36,9 @@ TIE_RTOL = 1e-9  # a bound within this relative distance of the truth counts as 
 def exact_text(value: Any) -> str:
     """The exact rational value of a float or an mpf, as 'p/q' (what Arb evaluates at)."""
     if isinstance(value, mpmath.mpf):
-        man, exp = value.man_exp
+        if not mpmath.isfinite(value):
+            raise NotEnclosable(f"the input {value} is not a finite number")
+        man, exp = mpf_parts(value)  # signed: mpmath's man_exp drops the sign
         return str(Fraction(man) * Fraction(2) ** exp)
     return str(Fraction(float(value)))
 

@@ -28,6 +28,44 @@ class NotEnclosable(ArithmeticError):
     """A rigorous enclosure cannot be computed here (a branch undecidable on a ball, a method with no error proof)."""
 
 
+def _mp_ncdf(x: Any) -> mpmath.mpf:
+    """Phi(x) in mpmath, also for |x| > 1e150 where mpmath.ncdf overflows a float inside erfc: there the tail
+    phi(x)/|x| (1 - 1/x^2 + 3/x^4), whose relative error 15/x^6 < 1e-900 is below any working precision used here."""
+    x = mpmath.mpf(x)
+    if abs(x) <= mpmath.mpf(10) ** 150:
+        return mpmath.ncdf(x)
+    tail = mpmath.exp(-x * x / 2) / (abs(x) * mpmath.sqrt(2 * mpmath.pi)) * (1 - 1 / x**2 + 3 / x**4)
+    return tail if x < 0 else 1 - tail
+
+
+def _mp_ncdf_inv(p: Any) -> mpmath.mpf:
+    """Phi^-1(p) in mpmath without the cancellation of erfinv(2p - 1) at tiny p (or p near 1: by symmetry, 1 - p
+    is exact for a binary p >= 1/2): Newton on log Phi(x) = log p from the tail's first guess below p = 1e-8."""
+    p = mpmath.mpf(p)
+    if not 0 < p < 1:
+        return -mpmath.inf if p == 0 else (mpmath.inf if p == 1 else mpmath.nan)
+    if p > 0.5:
+        return -_mp_ncdf_inv(1 - p)
+    if p >= mpmath.mpf("1e-8"):
+        return mpmath.sqrt(2) * mpmath.erfinv(2 * p - 1)  # 2p - 1 loses at most 8 of the working digits
+    log_p = mpmath.log(p)
+    x = -mpmath.sqrt(-2 * log_p)
+    tol = mpmath.mpf(2) ** (10 - mpmath.mp.prec)
+    for _ in range(200):
+        cdf = _mp_ncdf(x)
+        step = (mpmath.log(cdf) - log_p) * cdf / mpmath.npdf(x)  # f / f' with f = log Phi(x) - log p
+        x -= step
+        if abs(step) <= tol * abs(x):
+            return x
+    raise ArithmeticError(f"Phi^-1({mpmath.nstr(p, 5)}) did not converge")
+
+
+def mpf_parts(x: mpmath.mpf) -> tuple[int, int]:
+    """(m, e) with x = m 2^e exactly, m signed (mpmath's own `man_exp` drops the sign of the mantissa)."""
+    sign, man, exp, _ = x._mpf_
+    return (-int(man) if sign else int(man)), int(exp)
+
+
 class _Mp:
     """mpmath at the caller's working precision."""
 
@@ -38,8 +76,8 @@ class _Mp:
     expm1 = staticmethod(mpmath.expm1)
     log1p = staticmethod(mpmath.log1p)
     sqrt = staticmethod(mpmath.sqrt)
-    ncdf = staticmethod(mpmath.ncdf)
-    ncdf_inv = staticmethod(lambda p: mpmath.sqrt(2) * mpmath.erfinv(2 * mpmath.mpf(p) - 1))
+    ncdf = staticmethod(lambda x: _mp_ncdf(x))
+    ncdf_inv = staticmethod(lambda p: _mp_ncdf_inv(p))
     lgamma = staticmethod(mpmath.loggamma)
     erf = staticmethod(mpmath.erf)
     erfi = staticmethod(mpmath.erfi)
@@ -83,8 +121,10 @@ class _Arb:
     def mpf(x: Any) -> Any:
         if isinstance(x, arb):
             return x
-        if isinstance(x, mpmath.mpf):
-            x = mpmath.nstr(x, 60)  # exact enough at any working precision used here; inputs are floats anyway
+        if isinstance(x, mpmath.mpf):  # exactly: man * 2^exp (a decimal string would round it at high precision)
+            if not mpmath.isfinite(x):
+                raise NotEnclosable(f"cannot enclose the non-finite mpmath number {x}")
+            return _ArbInput(mpf_parts(x))
         return _ArbInput(x)
 
     log = staticmethod(lambda x: _ball(x).log())
@@ -429,12 +469,5 @@ def geometric_partials_gap(x: Any, count: int, power: int = 1) -> Any:
 
 
 def normal_cdf(x: Any) -> Any:
-    """Phi(x) in the active number system; in mpmath also for |x| > 1e150, where mpmath.ncdf overflows a float inside
-    erfc: the tail phi(x)/|x| (1 - 1/x^2 + 3/x^4), whose relative error 15/x^6 < 1e-900 is below any working precision
-    used here (Arb's erfc needs no such help)."""
-    N = num()
-    if N.rigorous or abs(x) <= mpmath.mpf(10) ** 150:
-        return N.ncdf(x)
-    x = mpmath.mpf(x)
-    tail = mpmath.exp(-x * x / 2) / (abs(x) * mpmath.sqrt(2 * mpmath.pi)) * (1 - 1 / x**2 + 3 / x**4)
-    return tail if x < 0 else 1 - tail
+    """Phi(x) in the active number system (the mpmath one also for |x| > 1e150, see _mp_ncdf)."""
+    return num().ncdf(x)
