@@ -49,14 +49,20 @@ HELPERS = {"_verify_range": integer_range, "_verify_min": _range_min, "_verify_s
 
 
 class _OverRange:
-    """Printing for lambdify: a generator over the validated integer range, reduced by a helper."""
+    """Printing for lambdify: a generator over the validated integer range, reduced by a helper. SymPy merges a sum
+    of a sum (a min of a min) into one object with several limits, innermost first: each becomes a nested generator.
+    Indices are printed as _verify_index_<name>, so that no index shadows a name of the printed code (an index `e`
+    is not mpmath's e, an index `max` not the builtin)."""
 
     _reduce = ""
 
     def _code(self, printer: Any) -> str:
-        (k, lo, hi), = self.limits
-        return (f"{self._reduce}(({printer._print(self.function)}) for {printer._print(k)} in "
-                f"_verify_range({printer._print(lo)}, {printer._print(hi)}))")
+        safe = {k: sp.Symbol(f"_verify_index_{k.name}", integer=True) for k, *_ in self.limits}
+        code = printer._print(self.function.xreplace(safe))
+        for k, lo, hi in self.limits:
+            code = (f"{self._reduce}(({code}) for {printer._print(safe[k])} in "
+                    f"_verify_range({printer._print(lo.xreplace(safe))}, {printer._print(hi.xreplace(safe))}))")
+        return code
 
     def _mpmathcode(self, printer: Any) -> str:
         return self._code(printer)

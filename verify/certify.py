@@ -364,9 +364,16 @@ def _translate_node(e: sp.Expr) -> Compiled:
 
 
 def _over_range(e: FiniteSum | RangeMin) -> Compiled:
-    """A finite sum or a min over an integer range whose ends are fixed (point intervals) where it is evaluated."""
-    (k, lo, hi), = e.limits
-    body, lo_c, hi_c = _translate(e.function), _translate(lo), _translate(hi)
+    """A finite sum or a min over an integer range whose ends are fixed (point intervals) where it is evaluated.
+    SymPy merges a sum of a sum (a min of a min) into one object with several limits, innermost first: each limit
+    reduces the one inside it."""
+    compiled = _translate(e.function)
+    for k, lo, hi in e.limits:
+        compiled = _one_range(e, compiled, k, _translate(lo), _translate(hi))
+    return compiled
+
+
+def _one_range(e: FiniteSum | RangeMin, body: Compiled, k: sp.Symbol, lo_c: Compiled, hi_c: Compiled) -> Compiled:
     reduce = _add if isinstance(e, FiniteSum) else _min
 
     def end(x: Interval) -> int:
@@ -1300,13 +1307,29 @@ def _build_parser() -> _Parser:
 _EXIT = {CERTIFIED: 0, COUNTEREXAMPLE: 1, INCONCLUSIVE: 3}
 
 
+def _one_line(err: Exception) -> str:
+    """The message on one line, printable on any UTF-8 stream (undecodable argument bytes as \\udcXX escapes)."""
+    return " ".join(str(err).split()).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _strict(obj: Any) -> Any:
+    """`obj` with non-finite floats as the strings "Infinity", "-Infinity", "NaN", as in results.json."""
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return "NaN" if math.isnan(obj) else ("Infinity" if obj > 0 else "-Infinity")
+    if isinstance(obj, dict):
+        return {k: _strict(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_strict(v) for v in obj]
+    return obj
+
+
 def main_certify(argv: list[str]) -> int:
     """`verify certify CLAIM_ID [--json]`, `verify certify --lhs .. --rhs .. --box n=lo:hi ..`, `--list`."""
     parser = _build_parser()
     try:
         args = parser.parse_args(argv)
     except _ArgError as err:
-        print(f"error: verify certify: {err}", file=sys.stderr)
+        print(f"error: verify certify: {_one_line(err)}", file=sys.stderr)
         return 2
     except SystemExit as exc:  # --help
         return int(exc.code or 0) if not isinstance(exc.code, str) else 2
@@ -1317,8 +1340,12 @@ def main_certify(argv: list[str]) -> int:
                                          else "") + "\n")
         return 0
     try:
-        if args.max_boxes <= 0 or args.budget <= 0 or not args.min_width > 0 or not 16 <= args.prec <= 4096:
-            raise ParameterError("--max-boxes and --budget must be positive, --min-width > 0, 16 <= --prec <= 4096")
+        for option, value in (("--budget", args.budget), ("--min-width", args.min_width)):
+            if not (math.isfinite(value) and value > 0):  # nan and inf included: a budget is a finite time
+                raise ParameterError(f"{option} must be a finite number > 0, got {value!r}")
+        if args.max_boxes <= 0 or not 16 <= args.prec <= 4096:
+            raise ParameterError(f"--max-boxes must be > 0 (got {args.max_boxes}) and 16 <= --prec <= 4096 "
+                                 f"(got {args.prec})")
         limits = {"max_boxes": args.max_boxes, "budget_s": args.budget, "min_width": args.min_width,
                   "prec": args.prec}
         if args.claim:
@@ -1336,9 +1363,9 @@ def main_certify(argv: list[str]) -> int:
             cond = parse_expression(args.assume, syms, condition=True, what="--assume") if args.assume else None
             cert = certify(lhs, rhs, box, _normalize_relation(args.relation), assumptions=cond, **limits)
     except (VerifyError, ValueError) as err:
-        print(f"error: verify certify: {err}", file=sys.stderr)
-        return 2
-    print(json.dumps(cert.to_dict(), indent=2) if args.json else cert.summary())
+        print(f"error: verify certify: {_one_line(err)}", file=sys.stderr)
+        return getattr(err, "exit_code", 2)
+    print(json.dumps(_strict(cert.to_dict()), indent=2, allow_nan=False) if args.json else cert.summary())
     return _EXIT[cert.status]
 
 

@@ -19,7 +19,7 @@ from verify.catalog import select
 from verify.certify import main_certify
 from verify.conventions import CONVENTIONS
 from verify.errors import ParameterError, VerifyError
-from verify.executors import EXECUTORS
+from verify.executors import EXECUTORS, check_scheduler
 from verify.families import FAMILIES, family, load_entry_points, load_plugin
 from verify.reporting.columns import dump_results
 from verify.results import Verdict
@@ -55,6 +55,39 @@ _FALSIFY = _bounded(int, "--falsify", 0)
 _SEED = _bounded(int, "--seed", 0)
 
 
+def _scheduler(text: str) -> str:
+    try:
+        check_scheduler(text)
+    except ParameterError as err:
+        raise argparse.ArgumentTypeError(str(err).removeprefix("--scheduler ")) from None
+    return text
+
+
+def _usable_path(text: str) -> str:
+    """An argparse type: a path the system can look up (absent is fine; a name too long or a loop of links is not)."""
+    try:
+        os.lstat(text)
+    except (FileNotFoundError, NotADirectoryError):  # absent, or under a file: the commands say which
+        pass
+    except (OSError, ValueError) as err:  # ENAMETOOLONG, ELOOP, EACCES on the way, a NUL byte
+        raise argparse.ArgumentTypeError(f"cannot use {text!r}: {getattr(err, 'strerror', None) or err}") from None
+    return text
+
+
+def _print_json(obj: object) -> None:
+    """Strict JSON on stdout: non-finite floats as the strings "Infinity", "-Infinity", "NaN", as in results.json."""
+    print(json.dumps(json_safe(obj), indent=2, allow_nan=False))
+
+
+class _UsageError(VerifyError):
+    """A command line argparse refuses: one line (exit 2), not the usage text."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise _UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
+
+
 def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.4g}"
 
@@ -80,7 +113,7 @@ _VERDICT_EXIT = {Verdict.HOLDS: exitcodes.OK, Verdict.VIOLATED: exitcodes.UNEXPE
 def cmd_check(args: argparse.Namespace) -> int:
     result = check(args.id, family=args.family, **dict(args.param))
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
+        _print_json(result.to_dict())
     else:
         t = result.truth
         print(f"{result.theorem} on {result.family} at {result.params}\n"
@@ -164,7 +197,8 @@ def _executor_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--executor", choices=EXECUTORS, default="local",
                    help="where the checks run: local (forked processes, --workers) or dask (a LocalCluster of "
                         "--workers processes, or the scheduler at --scheduler); the results do not depend on it")
-    p.add_argument("--scheduler", metavar="ADDRESS", help="a running Dask scheduler, e.g. tcp://head:8786")
+    p.add_argument("--scheduler", metavar="ADDRESS", type=_scheduler,
+                   help="a running Dask scheduler, e.g. tcp://head:8786")
 
 
 def _falsify_option(p: argparse.ArgumentParser) -> None:
@@ -188,7 +222,7 @@ def cmd_falsify(args: argparse.Namespace) -> int:
                               quantity=args.quantity, bind=dict(args.bind), defaults=fixed,
                               max_examples=args.max_examples, conventions=args.convention)
     if args.json:
-        print(json.dumps(json_safe(outcome.to_dict()), indent=2))
+        _print_json(outcome.to_dict())
     require_checked(outcome, needed)
     if outcome.counterexample is None:
         if not args.json:
@@ -213,7 +247,7 @@ def _plugin_option(p: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="verify", description="Check differential-privacy theorems.")
+    parser = _Parser(prog="verify", description="Check differential-privacy theorems.")
     _plugin_option(parser)
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -232,7 +266,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="check every entry over its default grid; exit 1 on an unexpected verdict")
     p.add_argument("--only", nargs="*", default=[], help="ids or paper keys")
-    p.add_argument("--json", metavar="PATH", help="write the results as JSON")
+    p.add_argument("--json", metavar="PATH", type=_usable_path, help="write the results as JSON")
     p.add_argument("--seed", type=_SEED, default=0, help="seed of the falsifier (default 0)")
     p.add_argument("--workers", type=_WORKERS, help="processes for the checks (default: one per CPU, up to 4; "
                                                    "the results do not depend on it)")
@@ -243,8 +277,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="run the checks and write results.json, report.md and index.html with plots; "
                                       "exit 1 on an unexpected verdict")
-    p.add_argument("--out", metavar="DIR", help="report folder (default: reports/<run-id>, and reports/latest "
-                                                "is pointed at it)")
+    p.add_argument("--out", metavar="DIR", type=_usable_path,
+                   help="report folder (default: reports/<run-id>, and reports/latest is pointed at it)")
     p.add_argument("--only", nargs="*", default=[], help="ids or paper keys")
     p.add_argument("--backend", help="array backend of the numerical kernels: numpy, cupy or array_api_strict "
                                      "(default: $VERIFY_BACKEND, else numpy)")
@@ -339,7 +373,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _one_line(err: BaseException) -> str:
-    return " ".join(str(err).split())
+    """The message on one line, printable on any UTF-8 stream (an argument's undecodable bytes, which Python holds
+    as lone surrogates, shown as \\udcXX escapes)."""
+    return " ".join(str(err).split()).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _hypothesis_cache() -> None:
@@ -356,7 +392,10 @@ def _dispatch(argv: list[str]) -> int:
     _hypothesis_cache()
     if argv[:1] == ["certify"]:
         return main_certify(argv[1:])
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as stop:  # --help: argparse printed the help
+        return stop.code if isinstance(stop.code, int) else (0 if stop.code is None else exitcodes.BAD_INPUT)
     load_entry_points()
     for module in getattr(args, "plugin", []):
         load_plugin(module)

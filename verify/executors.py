@@ -15,6 +15,7 @@ a point past its deadline is the same DeadlineExceeded in every executor.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import contextmanager
@@ -52,7 +53,7 @@ def dask_executor(scheduler: str | None, workers: int | None) -> Iterator[Execut
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None)
     try:
         client = Client(cluster) if cluster is not None else Client(scheduler, timeout=CONNECT_TIMEOUT_S)
-    except OSError as err:
+    except (OSError, ValueError, TypeError) as err:  # ValueError, TypeError: an address Dask cannot parse
         if cluster is not None:
             cluster.close()
         raise ParameterError(f"cannot reach the Dask scheduler at {scheduler}: {err}") from None
@@ -88,3 +89,18 @@ def check_executor(executor: str, scheduler: str | None) -> None:
         raise ParameterError(f"executor must be one of {', '.join(EXECUTORS)}, got '{executor}'")
     if scheduler is not None and executor != "dask":
         raise ParameterError("--scheduler is an address of a Dask scheduler: it needs --executor dask")
+    if scheduler is not None:
+        check_scheduler(scheduler)
+
+
+_SCHEDULER = re.compile(r"(?:(?:tcp|tls|ucx|ws|wss)://)?(?P<host>[A-Za-z0-9_](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?"
+                        r"|\[[0-9A-Fa-f:.]+\])(?::(?P<port>[0-9]{1,5}))?")
+
+
+def check_scheduler(address: str) -> None:
+    """A ParameterError unless `address` reads as a Dask scheduler address: [tcp|tls|ucx|ws|wss://]host[:port],
+    host a name, an IPv4 address or a bracketed IPv6 address, port 1..65535 (whether it answers is seen on connect)."""
+    match = _SCHEDULER.fullmatch(address) if isinstance(address, str) else None
+    if match is None or (match["port"] is not None and not 1 <= int(match["port"]) <= 65535):
+        raise ParameterError(f"--scheduler {address!r} is not a Dask scheduler address; expected "
+                             "[tcp://]host[:port], e.g. tcp://head:8786 or tcp://[::1]:8786")

@@ -16,9 +16,11 @@ import importlib.util
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from types import ModuleType
+
+import sympy as sp
 
 from verify.errors import PluginError, UnknownIdError
 from verify.families._exact import exact as closed_form
@@ -44,7 +46,7 @@ from verify.families.pnsgd_dp import FAMILIES as PNSGD_DP_FAMILIES
 from verify.families.psgd_box import FAMILIES as PSGD_BOX_FAMILIES
 from verify.families.shifted import CONTRACTION_GAUSSIAN, SHIFT_REDUCTION_GAUSSIAN
 from verify.families.smoothing import FAMILIES as SMOOTHING_FAMILIES
-from verify.model import Family
+from verify.model import Assumption, Family, Parameter, Quantity
 from verify.truth.montecarlo import monte_carlo_renyi
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
@@ -93,21 +95,63 @@ def register(*families: Family) -> tuple[Family, ...]:
 
 
 def _declared(obj: object, where: str) -> tuple[Family, ...]:
-    """The families a plugin object declares: a Family, an iterable of them, or a module's FAMILIES."""
+    """The families a plugin object declares: a Family, an iterable of them, or a module's FAMILIES (a module without
+    one declares none). Each must be a well-formed verify.model.Family: a PluginError names the first that is not."""
     if isinstance(obj, ModuleType):
-        obj = getattr(obj, "FAMILIES", ())
+        try:
+            obj = getattr(obj, "FAMILIES", ())
+        except Exception as err:  # noqa: BLE001 - a module __getattr__ of the user's
+            raise PluginError(f"{where}: reading FAMILIES raised {type(err).__name__}: {err}") from None
+        where = f"{where}: FAMILIES"
     if isinstance(obj, Family):
-        return (obj,)
-    if isinstance(obj, Iterable) and not isinstance(obj, (str, bytes)):
-        if isinstance(obj, dict):
-            obj = obj.values()
-        return tuple(obj)
-    raise PluginError(f"{where} is a {type(obj).__name__}, not a Family, an iterable of families or a module")
+        items: tuple = (obj,)
+    elif isinstance(obj, Iterable) and not isinstance(obj, (str, bytes)):
+        try:
+            items = tuple(obj.values() if isinstance(obj, Mapping) else obj)
+        except Exception as err:  # noqa: BLE001 - an iterable of the user's that fails
+            raise PluginError(f"{where} cannot be iterated: {type(err).__name__}: {err}") from None
+    else:
+        raise PluginError(f"{where} is {_a(obj)}, not a Family, an iterable of families or a module")
+    for i, item in enumerate(items):
+        problem = _family_problem(item)
+        if problem:
+            raise PluginError(f"{where}, item {i}: {problem}")
+    return items
+
+
+def _a(obj: object) -> str:
+    kind = type(obj).__name__
+    return f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind}"
+
+
+def _family_problem(fam: object) -> str:
+    """What makes `fam` not a usable Family ('' if nothing): the fields the checker, the falsifier and the CLI read."""
+    if not isinstance(fam, Family):
+        return f"{_a(fam)}, not a verify.model.Family"
+    for name in ("name", "description", "method"):
+        if not isinstance(getattr(fam, name), str):
+            return f"its {name} is {_a(getattr(fam, name))}, not a str"
+    if not isinstance(fam.parameters, (tuple, list)) or not all(isinstance(p, Parameter) and isinstance(
+            p.symbol, sp.Symbol) and isinstance(p.description, str) for p in fam.parameters):
+        return f"family '{fam.name}': parameters must be a tuple of verify.model.Parameter (a SymPy Symbol each)"
+    if not isinstance(fam.truths, Mapping) or not all(isinstance(q, Quantity) and callable(fn)
+                                                     for q, fn in fam.truths.items()):
+        return f"family '{fam.name}': truths must map verify.model.Quantity members to functions"
+    if isinstance(fam.facts, (str, bytes)) or not isinstance(fam.facts, Iterable) or not all(
+            isinstance(f, str) for f in fam.facts):
+        return f"family '{fam.name}': facts must be a set of str"
+    if not isinstance(fam.constraints, (tuple, list)) or not all(isinstance(c, Assumption) for c in fam.constraints):
+        return f"family '{fam.name}': constraints must be a tuple of verify.model.Assumption"
+    return ""
+
+
+_PLUGINS_LOADED: set[str] = set()  # modules load_plugin has registered (a second import adds nothing, rightly)
 
 
 def load_plugin(module: str) -> tuple[Family, ...]:
     """Import `module` (a dotted name importable from sys.path or the current folder) and register its families: those
-    in its module-level FAMILIES, and any it registered itself on import. Returns the families it added."""
+    in its module-level FAMILIES, and any it registered itself on import. Returns the families it added. A module that
+    declares and registers none, or whose import fails in any way (SystemExit included), is a PluginError."""
     before = set(FAMILIES)
     try:
         if module.endswith(".py") or os.sep in module:
@@ -116,10 +160,21 @@ def load_plugin(module: str) -> tuple[Family, ...]:
             if os.getcwd() not in sys.path and "" not in sys.path:  # `verify` as a console script: the folder you
                 sys.path.append(os.getcwd())                         # run it in holds your module
             loaded = importlib.import_module(module)
-    except Exception as err:  # noqa: BLE001 - any failure inside a user's module is reported as the plugin's
+    except KeyboardInterrupt:  # the user's Ctrl-C, not the plugin's
+        raise
+    except BaseException as err:  # noqa: BLE001 - any failure inside a user's module (sys.exit too) is the plugin's
         raise PluginError(f"plugin '{module}' cannot be imported: {type(err).__name__}: {err}") from err
-    register(*_declared(loaded, f"plugin '{module}'"))
-    return tuple(FAMILIES[name] for name in FAMILIES if name not in before)
+    declared = _declared(loaded, f"plugin '{module}'")
+    try:
+        register(*declared)
+    except PluginError as err:
+        raise PluginError(f"plugin '{module}': {err}") from None
+    added = tuple(FAMILIES[name] for name in FAMILIES if name not in before)
+    if not declared and not added and module not in _PLUGINS_LOADED:
+        raise PluginError(f"plugin '{module}' declares no families: give it a module-level FAMILIES (a Family or a "
+                          "list of them), or call verify.families.register in it")
+    _PLUGINS_LOADED.add(module)
+    return added
 
 
 def _import_file(path: Path) -> ModuleType:
@@ -130,9 +185,15 @@ def _import_file(path: Path) -> ModuleType:
     if known is not None and Path(getattr(known, "__file__", "")).resolve() == path.resolve():
         return known  # loaded before in this process: the same families
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path} is not a Python source file")
     loaded = importlib.util.module_from_spec(spec)
     sys.modules[name] = loaded  # dataclasses and pickling look the module up by name
-    spec.loader.exec_module(loaded)
+    try:
+        spec.loader.exec_module(loaded)
+    except BaseException:
+        sys.modules.pop(name, None)  # a failed import leaves no half-made module to be found next time
+        raise
     return loaded
 
 

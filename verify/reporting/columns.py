@@ -193,12 +193,148 @@ def dump_results(data: Mapping) -> str:
 
 
 def load_results(path: str | Path) -> dict:
-    """A results file (`verify run --json`, a report's results.json) of schema 3; a clear ParameterError for any
-    other schema (schema 2 listed points as objects: re-run `verify run --json` to get columns)."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    version = str(data.get("schema_version", "")) if isinstance(data, dict) else ""
+    """A results file (`verify run --json`, a report's results.json) of schema 3, whose every result the readers here
+    (point_rows, skipped_rows) can expand; a one-line ParameterError naming the file for anything else: a file that
+    cannot be read, text that is not UTF-8 or not strict JSON, another schema (schema 2 listed points as objects:
+    re-run `verify run --json` to get columns), or a document of the wrong shape (a missing key, a wrong type, columns
+    of the wrong length, a code outside its levels)."""
+    try:
+        raw = Path(path).read_bytes()
+    except (OSError, ValueError) as err:  # ValueError: a path with a NUL byte
+        raise ParameterError(f"{path}: cannot read the results file: {getattr(err, 'strerror', None) or err}") from None
+    try:
+        data = json.loads(raw.decode("utf-8"), parse_constant=_no_constant)
+    except UnicodeDecodeError as err:
+        raise ParameterError(f"{path}: not a results file: not UTF-8 text (byte {err.start})") from None
+    except json.JSONDecodeError as err:
+        raise ParameterError(f"{path}: not a results file: not JSON (line {err.lineno}, column {err.colno}: "
+                             f"{err.msg})") from None
+    except (ValueError, RecursionError) as err:  # NaN/Infinity tokens, an integer too long, nesting too deep
+        raise ParameterError(f"{path}: not a results file: {type(err).__name__}: {err}") from None
+    version = data.get("schema_version", "") if isinstance(data, dict) else ""
+    version = version if isinstance(version, str) else ""
     if version.split(".")[0] != SCHEMA_MAJOR:
         raise ParameterError(f"{path}: results schema {version or 'unknown'}; this verify reads schema "
                              f"{SCHEMA_MAJOR}.x, whose points are columns (verify.reporting.columns). "
                              "Schema 2 files list points as objects: re-run `verify run --json` to convert.")
+    problem = _results_problem(data)
+    if problem:
+        raise ParameterError(f"{path}: not a results file verify wrote (edited or damaged?): {problem}")
     return data
+
+
+def _no_constant(token: str) -> None:
+    raise ValueError(f"{token} is not strict JSON (results files write non-finite numbers as strings)")
+
+
+_NON_FINITE = ("Infinity", "-Infinity", "NaN")  # how results files write non-finite numbers
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _count(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _list_problem(v: Any, n: int, where: str, nullable: bool = False) -> str:
+    if v is None and nullable:
+        return ""
+    return "" if isinstance(v, list) and len(v) == n else f"{where} is not a list of {n} entries"
+
+
+def _coded_problem(c: Any, n: int, where: str) -> str:
+    if not isinstance(c, dict) or not isinstance(c.get("levels"), list) or not isinstance(c.get("codes"), list):
+        return f"{where} is not a coded column ({{\"levels\": [...], \"codes\": [...]}})"
+    if len(c["codes"]) != n:
+        return f"{where} has {len(c['codes'])} codes, not {n}"
+    if not all(x is None or (_count(x) and x < len(c["levels"])) for x in c["codes"]):
+        return f"{where} has a code outside its {len(c['levels'])} levels"
+    return ""
+
+
+def _table_problem(t: Any, n: int, where: str) -> str:
+    if not isinstance(t, dict):
+        return f"{where} is not an object of columns"
+    return next((p for k, col in t.items() if (p := _list_problem(col, n, f"{where}.{k}"))), "")
+
+
+def _first(*problems: str) -> str:
+    return next((p for p in problems if p), "")
+
+
+def _results_problem(data: dict) -> str:
+    results = data.get("results")
+    if not isinstance(results, list):
+        return "results is not a list"
+    for i, entry in enumerate(results):
+        where = f"results[{i}]"
+        if not isinstance(entry, dict):
+            return f"{where} is not an object"
+        problem = _first(*(f"{where}.{k} is not a string" for k in ("theorem", "family")
+                           if not isinstance(entry.get(k), str)),
+                         _points_problem(entry.get("points"), f"{where}.points"),
+                         _skipped_problem(entry.get("skipped_points"), f"{where}.skipped_points"))
+        if problem:
+            return problem
+    return ""
+
+
+def _skipped_problem(s: Any, where: str) -> str:
+    if not isinstance(s, dict) or not _count(s.get("n")):
+        return f"{where} is not a column layout with a count n"
+    return _first(_table_problem(s.get("params"), s["n"], f"{where}.params"),
+                  _coded_problem(s.get("assumption"), s["n"], f"{where}.assumption"))
+
+
+def _points_problem(p: Any, where: str) -> str:
+    if not isinstance(p, dict) or not _count(p.get("n")):
+        return f"{where} is not a column layout with a count n"
+    n = p["n"]
+    names = p.get("theorem_values")
+    truth = p.get("truth")
+    problem = _first(
+        _table_problem(p.get("params"), n, f"{where}.params"),
+        "" if isinstance(names, dict) else f"{where}.theorem_values is not an object",
+        *(_list_problem(p.get(k), n, f"{where}.{k}") for k in ("bound", "margin", "ratio")),
+        *(_coded_problem(p.get(k), n, f"{where}.{k}") for k in ("verdict", "origin")),
+        "" if isinstance(truth, dict) else f"{where}.truth is not an object",
+        "" if isinstance(p.get("companions"), list) else f"{where}.companions is not a list",
+        "" if isinstance(p.get("certificates"), dict) else f"{where}.certificates is not an object")
+    if problem:
+        return problem
+    problem = _first(
+        *(f"{where}.theorem_values.{k} is neither {SAME_AS_PARAMS!r} nor a list of {n} entries"
+          for k, col in names.items() if col != SAME_AS_PARAMS and _list_problem(col, n, "")),
+        _list_problem(truth.get("value"), n, f"{where}.truth.value"),
+        *(_list_problem(truth.get(k), n, f"{where}.truth.{k}", nullable=True)
+          for k in ("rel_pad", "lower", "upper", "confidence", "ess")),
+        *(_coded_problem(truth.get(k), n, f"{where}.truth.{k}") for k in ("method", "detail")))
+    if problem:
+        return problem
+    rel = truth.get("rel_pad") or [None] * n
+    if any(r is not None and not (_number(r) and _number(v)) for r, v in zip(rel, truth["value"], strict=True)):
+        return f"{where}.truth: a rel_pad beside a value that is not a number"
+    for j, c in enumerate(p["companions"]):
+        cw = f"{where}.companions[{j}]"
+        if not isinstance(c, dict) or not all(isinstance(c.get(k), str) for k in ("theorem", "direction")):
+            return f"{cw} is not an object with strings theorem and direction"
+        if not isinstance(c.get("value"), list) or len(c["value"]) != n or not all(
+                v is None or _number(v) or v in _NON_FINITE for v in c["value"]):
+            return f"{cw}.value is not a list of {n} numbers or nulls"
+        problem = _coded_problem(c.get("verdict"), n, f"{cw}.verdict")
+        if problem:
+            return problem
+    return _certificates_problem(p["certificates"], n, f"{where}.certificates")
+
+
+def _certificates_problem(c: dict, n: int, where: str) -> str:
+    index = c.get("index")
+    if not isinstance(index, list) or not all(_count(i) and i < n for i in index):
+        return f"{where}.index is not a list of point indices below {n}"
+    m = len(index)
+    return _first(*(_coded_problem(c.get(k), m, f"{where}.{k}") for k in ("verdict", "filter_verdict", "method",
+                                                                          "reason")),
+                  *(_list_problem(c.get(k), m, f"{where}.{k}") for k in ("truth_lower", "truth_upper", "bound_lower",
+                                                                          "bound_upper", "precision_bits", "seconds")))

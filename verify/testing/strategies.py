@@ -71,13 +71,16 @@ def _facts(theorem: Theorem, fam, name: str) -> dict:
 
 def _limit(rel: sp.Rel, x: sp.Symbol) -> Limit | None:
     """Solve a relation for x when it is linear in x with a nonzero coefficient."""
-    diff = sp.expand(rel.lhs - rel.rhs)
-    if not (diff.has(x) and diff.is_polynomial(x) and sp.degree(diff, x) == 1):
+    try:
+        diff = sp.expand(rel.lhs - rel.rhs)
+        if not (diff.has(x) and diff.is_polynomial(x) and sp.degree(diff, x) == 1):
+            return None
+        coeff = diff.coeff(x, 1)
+        if coeff.has(x) or coeff == 0:
+            return None
+        boundary = sp.simplify(-(diff - coeff * x) / coeff)
+    except Exception:  # noqa: BLE001 - SymPy cannot (recursion, a non-polynomial part): left to filtering
         return None
-    coeff = diff.coeff(x, 1)
-    if coeff.has(x) or coeff == 0:
-        return None
-    boundary = sp.simplify(-(diff - coeff * x) / coeff)
     # relation "diff op 0"; x > boundary iff coeff > 0 for a '>' relation
     sign = _sign(coeff)
     if sign is None:
@@ -93,7 +96,7 @@ def _interval_limits(rel: sp.Rel, x: sp.Symbol) -> list[Limit]:
     plain = sp.Symbol("x", real=True)
     try:
         solution = sp.solve_univariate_inequality(rel.xreplace({x: plain}), plain, relational=False)
-    except (NotImplementedError, ValueError, TypeError):
+    except Exception:  # noqa: BLE001 - SymPy cannot solve it (or recurses too deep): left to filtering
         return []
     if solution.is_empty:
         return []
@@ -129,7 +132,7 @@ def _analyse(theorem: Theorem, app: Application):
                     (x,) = names
                     try:
                         solutions = sp.solve(rel, free[x])
-                    except NotImplementedError:  # e.g. alpha = floor(alpha): left to filtering
+                    except Exception:  # noqa: BLE001 - e.g. alpha = floor(alpha): left to filtering
                         continue
                     if len(solutions) == 1 and solutions[0].is_number:
                         pins[x] = float(solutions[0])
@@ -165,7 +168,9 @@ def _log_uniform(lo_exp: float, hi_exp: float) -> st.SearchStrategy[float]:
 
 
 def _real(lo: float, hi: float, lo_strict: bool, hi_strict: bool) -> st.SearchStrategy[float]:
-    """A real in the interval, with its edges and all scales weighted."""
+    """A real in the interval, with its edges and all scales weighted (none where contradictory limits leave none)."""
+    if lo > hi or (lo == hi and (lo_strict or hi_strict)) or (lo_strict and hi_strict and math.nextafter(lo, hi) == hi):
+        return st.nothing()
     parts = []
     if math.isfinite(lo) and math.isfinite(hi):
         width = hi - lo
@@ -207,7 +212,10 @@ def _bounds(sym: sp.Symbol, limits: list[Limit], values: Mapping[str, float]):
     elif sym.is_nonnegative:
         lo = 0.0
     for lim in limits:
-        v = float(evaluate(lim.expr, values))
+        try:
+            v = float(evaluate(lim.expr, values))
+        except (ArithmeticError, ValueError, TypeError):  # undefined here (a pole, a log of 0): the filter decides
+            continue
         if lim.upper and v <= hi:
             hi, hi_strict = v, lim.strict or (hi_strict and v == hi)
         elif not lim.upper and v >= lo:
@@ -221,12 +229,20 @@ _FRACTION = st.one_of(st.sampled_from([0.0, 0.5, 1.0]), st.floats(0, 1), _log_un
 _GROWTH = st.one_of(st.sampled_from([0.0, 1.0]), _log_uniform(-8, 3))
 
 
+def _integer_ends(lo: float, hi: float, lo_strict: bool, hi_strict: bool) -> tuple[int, int] | None:
+    """The least and greatest integer of the interval (at most INT_CAP apart); None if it holds none."""
+    if not lo <= hi or lo == math.inf or hi == -math.inf:
+        return None
+    lo_i = math.floor(lo) + 1 if (lo_strict and lo == math.floor(lo)) else math.ceil(max(lo, -INT_CAP))
+    hi_i = math.ceil(hi) - 1 if (hi_strict and hi == math.ceil(hi)) else math.floor(min(hi, lo_i + INT_CAP))
+    return None if lo_i > hi_i else (lo_i, hi_i)
+
+
 def _within(integer: bool, lo: float, hi: float, lo_strict: bool, hi_strict: bool, u: float, w: float):
     """The point of [lo, hi] at fraction u (or lo * (1 + w) when there is no upper end); None if empty."""
     if integer:
-        lo_i = math.floor(lo) + 1 if (lo_strict and lo == math.floor(lo)) else math.ceil(max(lo, -INT_CAP))
-        hi_i = math.ceil(hi) - 1 if (hi_strict and hi == math.ceil(hi)) else math.floor(min(hi, lo_i + INT_CAP))
-        return None if lo_i > hi_i else int(lo_i + round(u * (hi_i - lo_i)))
+        ends = _integer_ends(lo, hi, lo_strict, hi_strict)
+        return None if ends is None else int(ends[0] + round(u * (ends[1] - ends[0])))
     if lo > hi:
         return None
     if math.isfinite(hi):
@@ -258,10 +274,8 @@ def point_strategy(theorem: Theorem, app: Application) -> st.SearchStrategy[dict
         elif x not in dependent:
             lo, hi, lo_strict, hi_strict = _bounds(sym, consts[x], {})
             if x in integer:
-                lo_i = math.floor(lo) + 1 if (lo_strict and lo == math.floor(lo)) else math.ceil(max(lo, -INT_CAP))
-                hi_i = math.ceil(hi) - 1 if (hi_strict and hi == math.ceil(hi)) else math.floor(
-                    min(hi, lo_i + INT_CAP))
-                fixed[x] = _integer(lo_i, hi_i) if lo_i <= hi_i else st.nothing()
+                ends = _integer_ends(lo, hi, lo_strict, hi_strict)
+                fixed[x] = st.nothing() if ends is None else _integer(*ends)
             else:
                 fixed[x] = _real(lo, hi, lo_strict, hi_strict) if lo <= hi else st.nothing()
 
