@@ -267,8 +267,11 @@ def _pow(base: Compiled, exponent: sp.Expr, exp_fn: Compiled | None) -> Compiled
         return _unary((_increasing if value > 0 else _decreasing)(real_power), base)
     assert exp_fn is not None
 
-    def general(env: Env) -> Interval:  # b**e = exp(e log b), b > 0
-        return _increasing(arb.exp)(_mul(exp_fn(env), _increasing(arb.log)(base(env))))
+    def general(env: Env) -> Interval:  # b**e = exp(e log b), b > 0; an exact integer e (K, n) by repeated products
+        ex = exp_fn(env)
+        if _is_point(ex) and ex[0].is_exact() and ex[0].unique_fmpz() is not None:
+            return _ipow(base(env), int(ex[0].unique_fmpz()))  # 0**K = 0 and (-x)**K have no log form
+        return _increasing(arb.exp)(_mul(ex, _increasing(arb.log)(base(env))))
     return general
 
 
