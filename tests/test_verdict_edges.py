@@ -235,3 +235,15 @@ def test_a_negative_derived_value_keeps_its_sign_in_the_arb_bound(a, k):
     theorem = user_theorem(f"a + c/(2*{k!r})", "identity", "upper", bind={"c": f"-{k!r}*a"})
     result = check_point(theorem, theorem.applications[0], {"a": a})
     assert result.verdict is Verdict.VIOLATED and result.certificate is not None
+
+
+def test_a_bound_whose_log1p_rewrite_would_factor_for_long_stays_bounded_and_exact(monkeypatch):
+    # SymPy's log1p rewrite factors log((a+b+c+d)**20 + 1) for ~15 s; past REWRITE_SECONDS the same pattern is
+    # rewritten without factoring, and log1p keeps the 1e-600 that log(1 + 1e-600) would lose at 50 digits
+    import verify.model as model
+    monkeypatch.setattr(model, "REWRITE_SECONDS", 0.2)
+    a, b, c, d = sp.symbols("a b c d", positive=True)
+    start = time.monotonic()
+    value = model.evaluate(sp.log((a + b + c + d) ** 20 + 1), {"a": 1e-30, "b": 0.0, "c": 0.0, "d": 0.0})
+    assert time.monotonic() - start < 5
+    assert abs(value / mpmath.mpf(10) ** -600 - 1) < 1e-40

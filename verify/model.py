@@ -16,6 +16,7 @@ from types import MappingProxyType
 
 import mpmath
 import sympy as sp
+from sympy.codegen.cfunctions import log1p
 from sympy.codegen.rewriting import expm1_opt, log1p_opt, optimize
 
 from verify.bounds import HELPERS
@@ -84,8 +85,32 @@ def _compile(expr: sp.Expr) -> tuple[tuple[str, ...], Callable]:
     """mpmath function of the symbols (sorted by name); 1 - exp(x) and log(1 + x) become expm1 and log1p, so
     that a tiny x (e.g. a bound's exp(-c eta K) with c ~ 1e-60) does not cancel to 0 at PRECISION_DPS digits."""
     symbols = sorted(expr.free_symbols, key=str)
-    stable = optimize(expr, [expm1_opt, log1p_opt]) if isinstance(expr, sp.Expr) else expr
-    return tuple(s.name for s in symbols), sp.lambdify(symbols, stable, modules=[HELPERS, "mpmath"])
+    return tuple(s.name for s in symbols), sp.lambdify(symbols, _stable(expr), modules=[HELPERS, "mpmath"])
+
+
+REWRITE_SECONDS = 2.0  # SymPy's log1p rewrite factors every log's argument: a degree-20 polynomial takes ~15 s
+
+
+def _stable(expr: sp.Basic) -> sp.Basic:
+    """`expr` with 1 - exp(x) as expm1 and log(1 + x) as log1p: SymPy's rewrites (which factor) within
+    REWRITE_SECONDS, else the same patterns replaced without factoring, so parse-time work stays bounded."""
+    if not isinstance(expr, sp.Expr):
+        return expr
+    from verify.errors import DeadlineExceeded
+    from verify.limits import deadline
+
+    try:
+        with deadline(REWRITE_SECONDS, "the log1p/expm1 rewrite"):
+            return optimize(expr, [expm1_opt, log1p_opt])
+    except DeadlineExceeded:
+        pass
+    plain = expr.replace(lambda e: isinstance(e, sp.log) and e.args[0].is_Add and sp.S.One in e.args[0].args,
+                         lambda e: log1p(e.args[0] - 1))
+    try:
+        with deadline(REWRITE_SECONDS, "the expm1 rewrite"):
+            return optimize(plain, [expm1_opt])
+    except DeadlineExceeded:
+        return plain
 
 
 def evaluate(expr: sp.Expr, values: Mapping[str, float]) -> mpmath.mpf:

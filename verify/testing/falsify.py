@@ -27,6 +27,7 @@ from verify.checker import check_point
 from verify.conventions import convention_binds
 from verify.errors import (
     AssumptionError,
+    DeadlineExceeded,
     NothingChecked,
     ParameterError,
     ResourceLimitError,
@@ -270,9 +271,15 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
 
     config = settings(max_examples=max_examples, deadline=None, database=None, phases=[Phase.generate, Phase.shrink],
                       suppress_health_check=list(HealthCheck))
-    try:
-        with _no_local_constants():
-            find(point_strategy(theorem, app), violated, settings=config, random=random.Random(seed))
+    try:  # the strategy's analysis of the assumptions (which can be heavy) is part of the search: under its budget
+        with deadline(max(end - time.monotonic(), 1e-3), "the search's time budget"):
+            strategy = point_strategy(theorem, app)
+    except DeadlineExceeded:
+        strategy, state["budget_hit"] = None, True
+    try:  # hypothesis's own machinery is never interrupted: the predicate stops it once the budget is spent
+        if strategy is not None:
+            with _no_local_constants():
+                find(strategy, violated, settings=config, random=random.Random(seed))
     except (NoSuchExample, Unsatisfiable, _BudgetSpent):
         pass
     found: Counterexample | None = None
