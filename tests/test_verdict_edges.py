@@ -249,3 +249,19 @@ def test_a_bound_whose_log1p_rewrite_would_factor_for_long_stays_bounded_and_exa
     with mpmath.workdps(1000):  # the reference: log(1 + x) at 1000 digits, x the float input to the 20th
         reference = mpmath.log(1 + mpmath.mpf(1e-30) ** 20)
     assert abs(value / reference - 1) < 1e-40
+
+
+def test_a_results_file_with_an_infinite_lower_companion_expands():
+    # two lower companions, one +inf: written as "Infinity" in the strict-JSON results file, ordered as a number
+    import json
+
+    from verify.reporting.columns import point_columns, point_rows
+    from verify.results import CompanionValue, PointResult
+    from verify.runner import json_safe
+    truth = Truth.exact(1.0, "t")
+    companions = (CompanionValue("x.low", "lower", math.inf, Verdict.VIOLATED),
+                  CompanionValue("x.other", "lower", 0.5, Verdict.HOLDS))
+    point = PointResult("x.up", "fam", {"a": 1.0}, 2.0, truth, Verdict.HOLDS, 1.0, 2.0, {}, companions)
+    columns = json.loads(json.dumps(json_safe(point_columns([point])), allow_nan=False))
+    (row,) = point_rows(columns, "x.up", "fam")
+    assert row["lower"]["theorem"] == "x.low"

@@ -170,7 +170,7 @@ def point_rows(columns: Mapping, theorem: str, family: str) -> list[dict]:
                 method=method[i], detail=detail[i], confidence=confidence[i], ess=ess[i]),
             "verdict": verdict[i], "margin": columns["margin"][i], "ratio": columns["ratio"][i], "companions": comps,
             "origin": origin[i], "certificate": certificates.get(i),
-            "lower": max(lowers, key=lambda c: c["value"]) if lowers else None,
+            "lower": max(lowers, key=lambda c: _as_float(c["value"])) if lowers else None,
         })
     return rows
 
@@ -338,3 +338,8 @@ def _certificates_problem(c: dict, n: int, where: str) -> str:
                                                                           "reason")),
                   *(_list_problem(c.get(k), m, f"{where}.{k}") for k in ("truth_lower", "truth_upper", "bound_lower",
                                                                           "bound_upper", "precision_bits", "seconds")))
+
+
+def _as_float(v: Any) -> float:
+    """A results-file number as a float ("Infinity", "-Infinity", "NaN" strings included), for ordering only."""
+    return float(v.replace("Infinity", "inf")) if isinstance(v, str) else float(v)
