@@ -265,3 +265,15 @@ def test_a_results_file_with_an_infinite_lower_companion_expands():
     columns = json.loads(json.dumps(json_safe(point_columns([point])), allow_nan=False))
     (row,) = point_rows(columns, "x.up", "fam")
     assert row["lower"]["theorem"] == "x.low"
+
+
+@SETTINGS
+@given(eta=st.floats(0.08, 0.99))
+def test_a_default_that_overflows_is_an_undefined_point_not_a_failure(eta):
+    # sigma = exp(10^4 eta) is beyond float range: no instance has it, so the point is excluded as undefined
+    from verify.checker import check_point
+    from verify.errors import UndefinedBoundError
+    theorem = user_theorem("alpha", "noisy_gd_quadratic", "upper", defaults={"sigma": "exp(10**4*eta)"})
+    point = {"alpha": 2.0, "eta": eta, "lam": 1.0, "n": 10.0, "K": 2.0, "S": 1.0, "start_var": 0.0}
+    with pytest.raises(UndefinedBoundError, match="no instance of family"):
+        check_point(theorem, theorem.applications[0], point)

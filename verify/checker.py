@@ -101,6 +101,9 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
     for name, expr in app.defaults.items():
         if name not in values:
             values[name] = _real(_derived(expr, values, name, theorem), name, theorem)
+            if name in family_names and not math.isfinite(float(values[name])):  # a default that overflows a float
+                raise UndefinedBoundError(f"{theorem.id}: {name} = {expr} is {float(values[name])} at "
+                                          f"{_shown(values)}: no instance of family {fam.name} has it")
     family_params = fam.validate(theorem.quantity, {k: v for k, v in values.items()
                                                     if k in fam.parameter_names(theorem.quantity)})
     from_family: dict[str, Truth] = {}
