@@ -176,6 +176,8 @@ def _kernel(grid: _Grid, src: np.ndarray, T: Drift, s: float) -> sparse.csc_arra
     n_atoms = 0 if grid.R is None else 2
     counts = last - first + n_atoms
     indptr = np.concatenate([[0], np.cumsum(counts)])
+    # the matrix itself (a value and a row index per entry), and scipy's copy of it when it is built
+    require_memory(2 * 16.0 * float(indptr[-1]), "the 1-D transfer matrix")
     rows = np.empty(int(indptr[-1]), dtype=np.int32 if grid.n + n_atoms < 2**31 else np.int64)
     vals = np.empty(int(indptr[-1]))
     per_block = max(1, _BLOCK // max(1, int(counts.max(initial=1))))

@@ -176,6 +176,7 @@ def renyi_mixture_1d(weights_p: ArrayLike, means_p: ArrayLike, sds_p: ArrayLike,
 
 def _sgm_log_binomial(q: float, sigma: float, alpha: int, dps: int) -> mpmath.mpf:
     """log E_Q[(P/Q)^alpha] by the binomial series, log-sum-exp over k (MTZ 2019, Sec. 3.3)."""
+    require_memory(64.0 * (alpha + 1) * (1 + dps / 16), "the mpmath binomial series (one mpf per term)")
     with mpmath.workdps(dps):
         qm, s2 = mpmath.mpf(q), mpmath.mpf(sigma) ** 2
         logs = [mpmath.log(mpmath.binomial(alpha, k)) + k * mpmath.log(qm) + (k * k - k) / (2 * s2)

@@ -28,6 +28,7 @@ Mixture = tuple[Sequence[Any], Sequence[float], Sequence[float]]  # weights (num
 _TAIL_WIDTHS = (12, 20, 30, 45, 70)  # tail cut-offs tried, in widths of the widest component
 _EVALS = 100_000  # integrand evaluations per panel before acb gives up
 _PANEL = 16  # widths of the widest component per integrated panel
+_MAX_PANELS = 20_000  # acb.integral calls one enclosure may plan (each takes milliseconds; beyond: not enclosable)
 
 
 def _diverges(p: Mixture, q: Mixture, alpha: float) -> bool:
@@ -94,8 +95,10 @@ def enclose_renyi_mixture(p: Mixture, q: Mixture, alpha: float, prec: int, centr
         for k in _TAIL_WIDTHS:  # widen the integrated range piece by piece until the proven tails are negligible
             lo, hi = lo0 - k * width, hi0 + k * width
             pieces = [(lo, hi)] if done[0] == done[1] else [(lo, done[0]), (done[1], hi)]
-            for a_, b_ in pieces:  # in panels of at most _PANEL widths: narrow peaks far apart stay within reach
-                cuts = max(1, math.ceil((b_ - a_) / (_PANEL * width)))
+            counts = [max(1, math.ceil((b_ - a_) / (_PANEL * width))) for a_, b_ in pieces]
+            if not sum(counts) <= _MAX_PANELS:  # a range of 10^k component widths (tiny sds): a cap, not a guess
+                raise NotEnclosable(f"{what}: {sum(counts):.3g} integration panels needed (more than {_MAX_PANELS})")
+            for (a_, b_), cuts in zip(pieces, counts, strict=True):  # panels of at most _PANEL widths
                 ends = [a_ + (b_ - a_) * i / cuts for i in range(cuts)] + [b_]
                 for u, v in zip(ends[:-1], ends[1:], strict=True):
                     with deferred_deadline(what):
@@ -110,6 +113,8 @@ def enclose_renyi_mixture(p: Mixture, q: Mixture, alpha: float, prec: int, centr
                 continue
             if tails.upper() < total.lower() * arb(2) ** (10 - prec):
                 value = total.union(total + tails).log() / (a - 1)  # the tails are >= 0 and at most `tails`
+                if value.is_finite() and value.upper() >= 0 and value.lower() < 0:  # R_alpha >= 0 (Jensen)
+                    value = arb(0).union(value.upper())
                 return Enclosure.of(value, f"{what}: acb.integral on [{lo:.4g}, {hi:.4g}] + proven Gaussian tail "
                                            f"bounds, {prec} bits", prec)
     raise NotEnclosable(f"{what}: acb.integral did not reach the requested accuracy")

@@ -191,24 +191,37 @@ def _infinite(enclose) -> Truth:
                  enclose=enclose)
 
 
+def _lse(v: np.ndarray) -> float:
+    """log sum exp(v) (-inf for an empty or all -inf v)."""
+    top = float(np.max(v)) if v.size else -math.inf
+    if top == -math.inf:
+        return -math.inf
+    return top + math.log(float(np.sum(np.exp(v - top))))
+
+
 def _truth(logs: list, alpha: float, lo: float, hi: float, panels: int, enclose) -> Truth:
-    top = max(float(np.max(v)) for pair in logs for v in pair)
-    if top == -math.inf:  # P = Q at every node: the integrand f(log P/Q) vanishes
+    (fine_v, size_v), (coarse_v, _) = logs
+    fine, coarse, size = _lse(fine_v), _lse(coarse_v), _lse(size_v)  # logs of J, J (half order), rounding scale
+    if fine == coarse == -math.inf:  # P = Q at every node: the integrand f(log P/Q) vanishes
         return Truth(0.0, 0.0, 0.0, Method.SERIES, f"P = Q at every quadrature node on [{lo:.3g}, {hi:.3g}]",
                      enclose=enclose)
-    (fine, size), (coarse, _) = ((float(np.sum(np.exp(v - top))) for v in pair) for pair in logs)
-    err = _SAFETY * abs(fine - coarse) + 64 * _EPS * size  # in units of e^top, like fine
+    top, low = max(fine, coarse), min(fine, coarse)
+    gap = top + math.log(-math.expm1(low - top)) if low > -math.inf and low < top else (
+        top if low < top else -math.inf)  # log |J - J_half|
+    err = float(np.logaddexp(math.log(_SAFETY) + gap, math.log(64 * _EPS) + size))  # log of J's error bound
     beta = alpha - 1
 
-    def divergence(j: float) -> float:  # log1p(J)/beta with J = j e^top, for any size of J
-        return -math.inf if j <= 0 else float(np.logaddexp(0.0, top + math.log(j))) / beta
+    def divergence(log_j: float) -> float:  # log1p(J)/beta from log J, for any size of J
+        return float(np.logaddexp(0.0, log_j)) / beta
 
     value = divergence(fine)
-    lower, upper = (0.0 if fine <= err else divergence(fine - err)), divergence(fine + err)
+    lower = 0.0 if err >= fine else divergence(fine + math.log(-math.expm1(err - fine)))
+    upper = divergence(float(np.logaddexp(fine, err)))
     pad = 4 * _EPS * abs(value)  # the log1p and the division
-    return Truth(value, min(lower, value) - pad, max(upper, value) + pad, Method.SERIES,
+    # R_alpha >= 0 (the integrand f is >= 0): the lower end never goes below 0
+    return Truth(value, max(0.0, min(lower, value) - pad), max(upper, value) + pad, Method.SERIES,
                  f"composite Gauss-Legendre of int Q f(log P/Q) on [{lo:.3g}, {hi:.3g}] ({panels} panels), "
-                 f"error estimate {abs(fine - coarse) * math.exp(min(top, 700)):.1e} on I - 1 (vs the half-order rule)",
+                 f"error estimate {math.exp(min(gap, 700)):.1e} on I - 1 (vs the half-order rule)",
                  enclose=enclose)
 
 

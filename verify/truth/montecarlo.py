@@ -248,7 +248,7 @@ def renyi_coupled_chains(replicates: list[LawPair], alpha: float, what: str, con
         estimates.append(Truth(best.value, max(pq.lower, qp.lower), max(pq.upper, qp.upper), Method.MONTE_CARLO,
                                what, confidence=confidence, ess=float(p.weights.size)))
     return combine_replicates(estimates, f"{what}; R_alpha of the larger order, chains coupled across the datasets, "
-                                         "quadrature per replicate (ESS: chains in all)")
+                                         "quadrature per replicate (ESS: chains in all)", nonnegative=True)
 
 
 Simulation = Callable[..., tuple[ArrayLike, ArrayLike, float]]

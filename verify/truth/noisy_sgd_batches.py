@@ -63,14 +63,33 @@ class LinearSGD:
     def a(self) -> float:
         return 1.0 - self.eta * self.lam
 
+    @property
+    def log_a(self) -> float:
+        """log a = log1p(-eta lam), exact where 1 - eta lam would round away eta lam (a near 1); nan if a <= 0."""
+        shrink = self.eta * self.lam
+        return math.log1p(-shrink) if shrink < 1 else math.nan
+
     def weight(self, t: int) -> float:
         """c({t}): the record's effect on theta_T when sampled at step t."""
-        return self.eta / self.b * self.a ** (int(self.steps) - 1 - t)
+        power = int(self.steps) - 1 - t
+        if power == 0:
+            return self.eta / self.b
+        if not self.a > 0:
+            return self.eta / self.b * self.a ** power
+        return self.eta / self.b * math.exp(power * self.log_a)
 
     def variance(self) -> float:
-        a2 = self.a * self.a
+        """eta^2 sigma^2 sum_{t<T} a^(2t) = eta^2 sigma^2 expm1(2 T log a)/expm1(2 log a): no cancellation when a is
+        near 1 (1 - a^2 would lose the digits of eta lam)."""
         T = int(self.steps)
-        return self.eta**2 * self.sigma**2 * (T if a2 == 1 else (1 - a2**T) / (1 - a2))
+        if self.lam == 0 or T == 1:
+            return self.eta**2 * self.sigma**2 * T
+        if not self.a > 0:  # a <= 0: no cancellation in the plain sum
+            a2 = self.a * self.a
+            total = T if a2 == 1 else (1 - a2**T) / (1 - a2)
+        else:
+            total = math.expm1(2 * T * self.log_a) / math.expm1(2 * self.log_a)
+        return self.eta**2 * self.sigma**2 * total
 
 
 def _mixture_renyi(sgd: LinearSGD, patterns: Sequence[tuple[Sequence[int], object]], alpha: float,

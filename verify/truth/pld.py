@@ -30,14 +30,15 @@ from __future__ import annotations
 
 import math
 import operator
+from collections import OrderedDict
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 from scipy import fft as sfft
 from scipy.special import ndtr, ndtri
 
 from verify.errors import ParameterError, ResourceLimitError
+from verify.limits import require_memory
 
 _U = 2.0**-53
 _TAIL = 1e-14  # each per-step tail left out of the core has mass below _TAIL / (8 T)
@@ -46,6 +47,7 @@ _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 # x87 80-bit long double (u = 2^-64) where numpy has it (x86); elsewhere every FFT runs in double
 _WIDE = np.longdouble if np.finfo(np.longdouble).nmant == 63 else None
 _WIDE_FROM = 4  # squarings whose result enters the final pmf >= this many times run in long double
+_CACHE_BYTES = 256 << 20  # composed PLDs kept (least recently used dropped first); a larger one is not kept
 
 
 @dataclass(frozen=True)
@@ -202,6 +204,7 @@ def _step_pmf(order: str, q: float, s: float, h: float, steps: int):
     if k_hi - k_lo > _MAX_CELLS:
         raise ResourceLimitError(f"eps_tolerance too small: the per-step grid needs {k_hi - k_lo} > {_MAX_CELLS} "
                                  "cells")
+    require_memory(8.0 * 16 * (k_hi - k_lo + 2), "the privacy-loss distribution's per-step grid")
     x, v, left, eta_k = _cut_values(order, q, s, h, np.arange(k_lo, k_hi + 1, dtype=np.float64))
     n_left = int(np.searchsorted(~left, True))  # F is increasing along the cuts: a prefix uses F, the rest S
     f_cdf, s_cdf = v[:n_left], v[n_left:]
@@ -242,6 +245,8 @@ def _conv(a, b, wide: bool):
         raise ResourceLimitError(f"eps_tolerance too small: the composed grid needs {size} > {2 * _MAX_CELLS} cells")
     n = 1 << max(1, (size - 1).bit_length())
     dtype = _WIDE if wide else np.float64
+    item = np.dtype(dtype).itemsize  # both spectra, their product and the inverse transform, then the doubles
+    require_memory(float(n) * (4 * item + 3 * 8), "the privacy-loss distribution's FFT convolution")
     u = float(np.finfo(dtype).eps) / 2
     fa = sfft.rfft(pa.astype(dtype), n)
     out = sfft.irfft(fa * fa if b is a else fa * sfft.rfft(pb.astype(dtype), n), n)[:size].astype(np.float64)
@@ -254,8 +259,27 @@ def _conv(a, b, wide: bool):
     return p, j0, ea * b1 + eb * a1 + math.sqrt(len(p)) * l2_err + rounding
 
 
-@lru_cache(maxsize=6)  # an entry holds two arrays of up to a few million doubles
+_CACHE: OrderedDict[tuple, _Composed] = OrderedDict()
+
+
 def _compose(order: str, q: float, s: float, h: float, steps: int) -> _Composed:
+    """The composed PLD of one order, kept in a cache bounded by _CACHE_BYTES (an entry holds two arrays of up to a
+    few million doubles)."""
+    key = (order, q, s, h, steps)
+    found = _CACHE.get(key)
+    if found is not None:
+        _CACHE.move_to_end(key)
+        return found
+    found = _compose_new(order, q, s, h, steps)
+    size = found.p.nbytes + found.loss.nbytes
+    if size <= _CACHE_BYTES:
+        _CACHE[key] = found
+        while sum(c.p.nbytes + c.loss.nbytes for c in _CACHE.values()) > _CACHE_BYTES:
+            _CACHE.popitem(last=False)
+    return found
+
+
+def _compose_new(order: str, q: float, s: float, h: float, steps: int) -> _Composed:
     mass, j0, err, eta = _step_pmf(order, q, s, h, steps)
     idx = np.arange(len(mass))
     mean = float(np.sum(idx * mass))

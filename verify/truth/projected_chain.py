@@ -20,6 +20,7 @@ import numpy as np
 from scipy import special
 
 from verify.errors import ParameterError
+from verify.limits import require_memory
 
 MAX_WORK = 4e9  # N^2 * steps multiply-adds per bracket (about a second)
 
@@ -100,6 +101,8 @@ def lattice_laws(a: float, steps: Sequence[AffineStep | SmoothedAbsStep], start:
         raise ParameterError("every step needs tau > 0 and a monotone map (c >= 0; pull <= scale sqrt(pi/2))")
     if (n + 1) ** 2 * len(steps) > MAX_WORK:
         raise ParameterError(f"{len(steps)} steps on {n + 1} lattice points exceed the work cap; use fewer steps")
+    # per distinct step a dense (n + 1)^2 transition matrix and four temporaries of its size; the laws of both chains
+    require_memory(8.0 * (6 * (n + 1) ** 2 + 2 * len(steps) * (n + 1)), "the lattice chains' transition matrices")
     x = np.linspace(-a, a, n + 1)
     h = 2 * a / n
     laws = []

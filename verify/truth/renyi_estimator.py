@@ -7,6 +7,10 @@
 The interval is a normal (delta-method) confidence interval for log(mean w): log(mean) +- z * se(mean)/mean with
 se(mean)/mean = sqrt((n/ESS - 1)/(n - 1)), divided by (a - 1). ESS = (sum w)^2 / sum w^2 (Kish). Heavy-tailed
 weights make this interval optimistic; a healthy ESS is necessary, not sufficient (see `too_weak`).
+A Rényi divergence is >= 0, but log(mean w) is not (a sample mean below 1 by chance): every estimate here, and a
+mean of Rényi replicates (`combine_replicates(..., nonnegative=True)`), is clipped at 0 together with the lower end
+of its interval (`_nonnegative`); the upper end stays as computed (raised to 0 only if the whole interval lay below
+0: then the data contradict R >= 0 and the estimate is 0). The detail says what was clipped, with the raw numbers.
 """
 
 from __future__ import annotations
@@ -113,6 +117,8 @@ def geometric_tilt(p: GaussianMixture, q: GaussianMixture, alpha: float, widen: 
     if not 0 <= defensive < 1:
         raise ParameterError(f"defensive share must lie in [0, 1), got {defensive}")
     d, a = p.dim, alpha
+    pairs = p.weights.size * q.weights.size
+    require_memory(8.0 * (d + 8) * pairs, "the geometric-tilt proposal (one component per pair)")
     logw, means, sds = [], [], []
     for wi, mi, si in zip(p.weights, p.means, p.sds, strict=True):
         for wj, mj, sj in zip(q.weights, q.means, q.sds, strict=True):
@@ -134,11 +140,21 @@ def geometric_tilt(p: GaussianMixture, q: GaussianMixture, alpha: float, widen: 
                            np.concatenate([np.asarray(sds), q.sds]))
 
 
-def combine_replicates(estimates: list[Truth], what: str) -> Truth:
+def _nonnegative(value: float, lower: float, upper: float) -> tuple[float, float, float, str]:
+    """(value, lower, upper) clipped at 0 from below (R_alpha >= 0), and a note for the detail when anything was."""
+    if value >= 0 and lower >= 0:
+        return value, lower, upper, ""
+    what = "estimate and lower end" if value < 0 else "lower end"
+    note = f"; {what} clipped at 0 (R_alpha >= 0): raw estimate {value:.4g} in [{lower:.4g}, {upper:.4g}]"
+    return max(value, 0.0), max(lower, 0.0), max(upper, 0.0), note
+
+
+def combine_replicates(estimates: list[Truth], what: str, nonnegative: bool = False) -> Truth:
     """The mean of independent replicate estimates of one quantity (each from its own chains and samples). The
     interval is the wider of the pooled within-replicate interval and a Student-t interval on the replicates'
     spread, which also carries the error of whatever the replicates re-simulate (the chains behind a
-    Rao-Blackwellised law). ESS: the replicates' total."""
+    Rao-Blackwellised law). ESS: the replicates' total. `nonnegative` (a Rényi divergence): the mean and the lower
+    end are clipped at 0, the upper end kept (`_nonnegative`)."""
     r = len(estimates)
     if r < 2 or any(e.method is not Method.MONTE_CARLO or e.confidence is None for e in estimates):
         raise ParameterError("combine_replicates needs >= 2 Monte-Carlo estimates with a confidence level")
@@ -148,10 +164,12 @@ def combine_replicates(estimates: list[Truth], what: str) -> Truth:
     within = z * math.sqrt(sum(((e.upper - e.lower) / (2 * z)) ** 2 for e in estimates)) / r
     between = float(student_t.ppf((1 + confidence) / 2, r - 1) * values.std(ddof=1) / math.sqrt(r))
     value, half, ess = float(values.mean()), max(within, between), sum(e.ess or 0.0 for e in estimates)
-    return Truth(value, value - half, value + half, Method.MONTE_CARLO,
+    value, lower, upper, note = (_nonnegative(value, value - half, value + half) if nonnegative
+                                 else (value, value - half, value + half, ""))
+    return Truth(value, lower, upper, Method.MONTE_CARLO,
                  f"{what}; mean of {r} replicates (spread {values.std(ddof=1):.3g}), {confidence:.1%} interval: the "
-                 f"wider of the pooled within-replicate CI and a t interval on the replicates; total ESS={ess:.4g}",
-                 confidence=confidence, ess=ess)
+                 f"wider of the pooled within-replicate CI and a t interval on the replicates; total ESS={ess:.4g}"
+                 f"{note}", confidence=confidence, ess=ess)
 
 
 def _summarise(lw: Any, alpha: float, confidence: float, detail: str) -> Truth:
@@ -169,8 +187,9 @@ def _summarise(lw: Any, alpha: float, confidence: float, detail: str) -> Truth:
     z = NormalDist().inv_cdf((1 + confidence) / 2)
     value = (top + s1 - math.log(n)) / (alpha - 1)
     half = z * rel_se / (alpha - 1)
-    return Truth(value, value - half, value + half, Method.MONTE_CARLO,
-                 f"{detail}; n={n}, Kish ESS={ess:.4g}, {confidence:.0%} normal CI on log(mean weight)",
+    value, lower, upper, note = _nonnegative(value, value - half, value + half)
+    return Truth(value, lower, upper, Method.MONTE_CARLO,
+                 f"{detail}; n={n}, Kish ESS={ess:.4g}, {confidence:.0%} normal CI on log(mean weight){note}",
                  confidence=confidence, ess=ess)
 
 
