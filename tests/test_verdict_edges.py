@@ -86,7 +86,7 @@ def test_a_plugin_computing_in_floats_never_certifies_a_violation(a, slack):
     from verify.checker import check_point
     result = check_point(theorem, theorem.applications[0], {"a": a})
     assert result.verdict is Verdict.INCONCLUSIVE
-    assert "not an Arb ball" in result.certificate.reason
+    assert "not an Arb ball" in result.certificate.reason or "to a float" in result.certificate.reason
 
 
 # ---- truths are held to their quantity's range ---------------------------------------------------------------------
@@ -277,3 +277,48 @@ def test_a_default_that_overflows_is_an_undefined_point_not_a_failure(eta):
     point = {"alpha": 2.0, "eta": eta, "lam": 1.0, "n": 10.0, "K": 2.0, "S": 1.0, "start_var": 0.0}
     with pytest.raises(UndefinedBoundError, match="no instance of family"):
         check_point(theorem, theorem.applications[0], point)
+
+
+@SETTINGS
+@given(x=st.floats(1e-14, 1e-9), alpha=st.floats(1.1, 50.0))
+def test_math_on_an_arb_input_inside_a_closed_form_is_refused(x, alpha):
+    # the probe's plugin: alpha*(math.exp(x) - 1) rounds inside math.exp, then re-enters Arb as a radius-0 ball; the
+    # bound alpha*expm1(x) equals the intended truth, so nothing may be certified either way
+    from verify.checker import check_point
+    b = sp.Symbol("b", positive=True)
+    fam = Family("math_plugin", "alpha (e^b - 1) via math.exp", (Parameter(b, b > 0, "b"),), frozenset(),
+                 {Quantity.RENYI: families.closed_form(lambda b: 2 * (math.exp(b) - 1), "2 (e^b - 1)")}, "test")
+    families.FAMILIES.pop(fam.name, None)
+    families.register(fam)
+    theorem = user_theorem(f"2*(exp(b) - 1)*(1 - {alpha * 1e-12!r})", "math_plugin", "upper")
+    result = check_point(theorem, theorem.applications[0], {"b": x})
+    assert result.verdict is not Verdict.VIOLATED
+
+
+@pytest.mark.parametrize("returned", ["1/0", "-a", "float('nan')", "0.5"])
+def test_a_plugin_truth_that_breaks_its_contract_is_exit_2_in_a_search(tmp_path, returned, capsys):
+    from verify.cli import main
+    plugin = tmp_path / "broken_plugin.py"
+    wrap = returned if returned == "0.5" else f"Truth.exact({returned}, 'plugin')"
+    plugin.write_text(
+        "import sympy as sp\nfrom verify.model import Family, Parameter, Quantity\nfrom verify.results import Truth\n"
+        "a = sp.Symbol('a', positive=True)\n"
+        f"FAMILIES = [Family('broken_{abs(hash(returned))}', 'broken', (Parameter(a, a > 0, 'a'),), frozenset(),\n"
+        f"                   {{Quantity.RENYI: lambda a: {wrap}}}, 'test')]\n")
+    code = main(["falsify", "--plugin", str(plugin), "--family", f"broken_{abs(hash(returned))}", "a",
+                 "--max-examples", "20", "--budget", "20"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "broken" in err[0]
+
+
+@pytest.mark.parametrize("variable", ["VERIFY_MEMORY_CAP", "VERIFY_TRUTH_DEADLINE", "VERIFY_ISOLATION"])
+@pytest.mark.parametrize("value", ["abc", "-1", "0", "nan", "inf", "1e400"])
+def test_a_bad_cap_in_the_environment_is_exit_2_at_start_up(monkeypatch, capsys, variable, value):
+    from verify.cli import main
+    monkeypatch.setenv(variable, value)
+    code = main(["conventions"])
+    err = capsys.readouterr().err.strip().splitlines()
+    if variable == "VERIFY_TRUTH_DEADLINE" and value in ("inf", "1e400"):
+        assert code == 0  # no deadline at all: allowed, documented
+    else:
+        assert code == 2 and len(err) == 1 and variable in err[0]

@@ -388,8 +388,20 @@ def _hypothesis_cache() -> None:
     set_hypothesis_home_dir(cache)
 
 
+def _check_environment() -> None:
+    """The caps' environment variables, read once at start-up: a bad value is bad input (exit 2), found before any
+    work rather than as a failed point deep inside a run."""
+    from verify.isolation import mode
+    from verify.limits import memory_cap, truth_deadline
+
+    memory_cap()
+    truth_deadline()
+    mode()
+
+
 def _dispatch(argv: list[str]) -> int:
     _hypothesis_cache()
+    _check_environment()
     if argv[:1] == ["certify"]:
         return main_certify(argv[1:])
     try:

@@ -82,8 +82,8 @@ def memory_cap() -> int:
         return DEFAULT_MEMORY_CAP
     try:
         value = int(float(raw))
-    except ValueError:
-        raise ParameterError(f"VERIFY_MEMORY_CAP must be a number of bytes, got {raw!r}") from None
+    except (ValueError, OverflowError):  # not a number, NaN, inf, 1e400
+        raise ParameterError(f"VERIFY_MEMORY_CAP must be a finite number of bytes, got {raw!r}") from None
     if value <= 0:
         raise ParameterError(f"VERIFY_MEMORY_CAP must be > 0, got {raw!r}")
     return value

@@ -30,6 +30,7 @@ from verify.errors import (
     DeadlineExceeded,
     NothingChecked,
     ParameterError,
+    PluginError,
     ResourceLimitError,
     UndefinedBoundError,
 )
@@ -244,7 +245,8 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
         found = False
         try:
             with deadline(max(end - time.monotonic(), 1e-3), "the search's time budget"):
-                verdict = check_point(theorem, app, point, rigorous=False).verdict
+                result = check_point(theorem, app, point, rigorous=False)
+                verdict = result.verdict
         except AssumptionError as err:
             excluded[err.assumption] = excluded.get(err.assumption, 0) + 1
         except UndefinedBoundError:
@@ -252,12 +254,19 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
         except ResourceLimitError as err:
             counts["capped"] += 1
             _tally(failures, _reason(err))
+        except PluginError as err:  # a user's family that breaks its contract: bad input, the search stops (exit 2)
+            state["fatal"] = err
+            raise _BudgetSpent from err
         except Exception as err:  # noqa: BLE001 - a truth or a bind that fails at a point is counted, not fatal
             counts["failed"] += 1
             _tally(failures, _reason(err))
             state["first_failure"] = state["first_failure"] or _reason(err)
         else:
-            if verdict is Verdict.INCONCLUSIVE:  # an estimate's interval, or a bracket, overlapping the bound
+            cert = result.certificate
+            if verdict is Verdict.INCONCLUSIVE and cert is not None and cert.reason:  # floats under/overflowed and
+                counts["uncertified"] += 1                                          # no enclosure could decide
+                _tally(uncertified, _reason(cert.reason))
+            elif verdict is Verdict.INCONCLUSIVE:  # an estimate's interval, or a bracket, overlapping the bound
                 counts["undecided"] += 1
             elif verdict is Verdict.VIOLATED:  # the float filter is not enough: certify before it counts
                 result = certify(point)
@@ -282,6 +291,8 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
                 find(strategy, violated, settings=config, random=random.Random(seed))
     except (NoSuchExample, Unsatisfiable, _BudgetSpent):
         pass
+    if state.get("fatal") is not None:
+        raise state["fatal"]
     found: Counterexample | None = None
     if state["best"] is not None:  # the simplest certified point hypothesis reached (the last one it accepted)
         point, result = state["best"]
@@ -378,6 +389,14 @@ def user_theorem(bound: sp.Expr | str, family: str, side: str = "upper", *, quan
         raise ParameterError(f"bound uses {', '.join(unknown)}, which family {family} does not provide for "
                              f"'{quantity.value}'; its parameters are {', '.join(fam.parameter_names(quantity))}")
     _check_pinned(fam, {k: parse(v) for k, v in (defaults or {}).items()})
+    for k, v in {**(bind or {}), **(defaults or {})}.items():
+        if isinstance(v, FromFamily):
+            continue
+        e = parse(v)
+        if isinstance(e, sp.Expr) and e.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
+            raise ParameterError(f"{k} = {sp.sstr(e)} is not a finite number anywhere (e.g. a log of 0)")
+        if k in {s.name for s in e.free_symbols}:
+            raise ParameterError(f"{k} = {sp.sstr(e)} defines {k} by itself")
     assumptions = tuple(Assumption(f"extra_{k}", parse(c, condition=True), str(c))
                         for k, c in enumerate(extra_assumptions))
     app = Application(family, Verdict.HOLDS, {}, {k: parse(v) for k, v in (defaults or {}).items()},

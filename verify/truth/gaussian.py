@@ -117,7 +117,7 @@ def renyi_gaussian_1d(mu_p, var_p, mu_q, var_q, alpha) -> mpmath.mpf:
     """R_alpha(N(mu_p, var_p) || N(mu_q, var_q)) in the active number system (+inf if infinite)."""
     N = num()
     mu_p, var_p, mu_q, var_q, alpha = map(N.mpf, (mu_p, var_p, mu_q, var_q, alpha))
-    _check_alpha(float(alpha))
+    _check_alpha(float(to_mpf(alpha)))  # a check, not a computation (an Arb input never becomes a float in Arb)
     if N.sign(var_p) != 1 or N.sign(var_q) != 1:
         raise ParameterError("variances must be > 0")
     with extra_precision(_working_prec() + 10):  # exact for float (or working-precision) inputs

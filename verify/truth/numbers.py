@@ -99,10 +99,18 @@ class _Mp:
 
 
 class _ArbInput(arb if arb is not None else object):  # type: ignore[misc]
-    """An exact Arb input that also converts to int (integer parameters: K, n, t)."""
+    """An exact Arb input that also converts to int (integer parameters: K, n, t), and never to a float: a formula
+    that hands it to `math.exp` (or any float function) would get a rounded value that then re-enters Arb as a
+    radius-0 ball, so inside `arb_numbers` the conversion raises NotEnclosable and the point is uncertified."""
 
     def __int__(self) -> int:
         return int(self.unique_fmpz())
+
+    def __float__(self) -> float:
+        if _current.get() is not ARB:  # outside a closed form's Arb evaluation: an ordinary conversion
+            return float(self.mid().str(20, radius=False))
+        raise NotEnclosable("a closed form converted an Arb input to a float (a math.* function?): a float is a "
+                            "rounded value, not a rigorous enclosure (compute with verify.truth.numbers.num())")
 
     def __index__(self) -> int:
         return int(self)
