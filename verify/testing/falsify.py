@@ -263,8 +263,9 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
             state["first_failure"] = state["first_failure"] or _reason(err)
         else:
             cert = result.certificate
-            if verdict is Verdict.INCONCLUSIVE and cert is not None and cert.reason:  # floats under/overflowed and
-                counts["uncertified"] += 1                                          # no enclosure could decide
+            if (verdict is Verdict.INCONCLUSIVE and cert is not None and cert.reason  # floats under/overflowed,
+                    and cert.filter_verdict is Verdict.VIOLATED):  # looked violated, and no enclosure could decide
+                counts["uncertified"] += 1
                 _tally(uncertified, _reason(cert.reason))
             elif verdict is Verdict.INCONCLUSIVE:  # an estimate's interval, or a bracket, overlapping the bound
                 counts["undecided"] += 1
