@@ -1315,17 +1315,6 @@ def _one_line(err: Exception) -> str:
     return " ".join(str(err).split()).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def _strict(obj: Any) -> Any:
-    """`obj` with non-finite floats as the strings "Infinity", "-Infinity", "NaN", as in results.json."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return "NaN" if math.isnan(obj) else ("Infinity" if obj > 0 else "-Infinity")
-    if isinstance(obj, dict):
-        return {k: _strict(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_strict(v) for v in obj]
-    return obj
-
-
 def main_certify(argv: list[str]) -> int:
     """`verify certify CLAIM_ID [--json]`, `verify certify --lhs .. --rhs .. --box n=lo:hi ..`, `--list`."""
     parser = _build_parser()
@@ -1368,7 +1357,9 @@ def main_certify(argv: list[str]) -> int:
     except (VerifyError, ValueError) as err:
         print(f"error: verify certify: {_one_line(err)}", file=sys.stderr)
         return getattr(err, "exit_code", 2)
-    print(json.dumps(_strict(cert.to_dict()), indent=2, allow_nan=False) if args.json else cert.summary())
+    from verify.runner import json_safe  # the results files' strict-JSON convention (runner imports the catalog)
+
+    print(json.dumps(json_safe(cert.to_dict()), indent=2, allow_nan=False) if args.json else cert.summary())
     return _EXIT[cert.status]
 
 

@@ -31,23 +31,11 @@ from verify.truth.gaussian import (
 from verify.truth.numbers import arb_numbers
 from verify.truth.pnsgd_gaussian import cni_affine_renyi, pnmsgd_renyi, pnsgd_renyi
 
+from .test_cancellation import exact, log_int, log_uniform  # the same generators and exact-ball reader
+
 FEW = settings(max_examples=25, deadline=None, derandomize=True)
 SOME = settings(max_examples=60, deadline=None, derandomize=True)
 mpf = mpmath.mpf
-
-
-def log_uniform(lo: float, hi: float):
-    return st.floats(math.log10(lo), math.log10(hi)).map(lambda e: float(10.0**e))
-
-
-def log_int(lo: int, hi: int):
-    return log_uniform(lo, hi).map(lambda v: max(lo, min(hi, int(round(v)))))
-
-
-def exact(ball) -> mpmath.mpf:
-    """The exact value of an exact Arb ball (a ball's end) as an mpf."""
-    man, exp = ball.man_exp()
-    return mpmath.mp.make_mpf(mpmath.libmp.from_man_exp(int(man), int(exp)))
 
 
 def to_ball(x: mpmath.mpf):
