@@ -16,8 +16,6 @@ from types import MappingProxyType
 
 import mpmath
 import sympy as sp
-from sympy.codegen.cfunctions import log1p
-from sympy.codegen.rewriting import expm1_opt, log1p_opt, optimize
 
 from verify.bounds import HELPERS
 from verify.errors import AssumptionError, ParameterError
@@ -96,6 +94,9 @@ def _stable(expr: sp.Basic) -> sp.Basic:
     REWRITE_SECONDS, else the same patterns replaced without factoring, so parse-time work stays bounded."""
     if not isinstance(expr, sp.Expr):
         return expr
+    from sympy.codegen.cfunctions import log1p  # sympy.codegen costs ~40 ms at import: only when compiling
+    from sympy.codegen.rewriting import expm1_opt, log1p_opt, optimize
+
     from verify.errors import DeadlineExceeded
     from verify.limits import deadline
 
