@@ -20,7 +20,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import verify.cli
 import verify.families as families
 from verify.cli import main
 from verify.errors import ParameterError
@@ -44,7 +43,6 @@ def _isolated(monkeypatch, tmp_path):
     """A fresh family registry (plugins register into it), a short truth deadline, and a scratch folder as cwd."""
     monkeypatch.setattr(families, "FAMILIES", dict(families.FAMILIES))
     monkeypatch.setattr(families, "_ENTRY_POINTS_LOADED", False)
-    monkeypatch.setattr(verify.cli, "FAMILIES", families.FAMILIES)
     monkeypatch.setenv("VERIFY_TRUTH_DEADLINE", "5")
     monkeypatch.chdir(tmp_path)
 

@@ -26,8 +26,6 @@ def restore_families(monkeypatch):
     """Every test starts from the built-in families and leaves them so."""
     monkeypatch.setattr(families, "FAMILIES", dict(families.FAMILIES))
     monkeypatch.setattr(families, "_ENTRY_POINTS_LOADED", False)
-    import verify.cli
-    monkeypatch.setattr(verify.cli, "FAMILIES", families.FAMILIES)
 
 
 def _readme_module() -> str:

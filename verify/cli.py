@@ -14,17 +14,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from verify import exitcodes
-from verify.api import check
-from verify.catalog import select
-from verify.certify import main_certify
-from verify.conventions import CONVENTIONS
+from verify._version import __version__
 from verify.errors import ParameterError, VerifyError
 from verify.executors import EXECUTORS, check_scheduler
-from verify.families import FAMILIES, family, load_entry_points, load_plugin
-from verify.reporting.columns import dump_results
 from verify.results import Verdict
-from verify.runner import FALSIFY_EXAMPLES, check_results_path, json_safe, run, theorem_summary, write_results
-from verify.testing.falsify import MIN_CHECKED, falsify_outcome, require_checked
+
+# The parser imports neither the catalog nor the runner (SymPy, SciPy), so `verify --help` starts fast. These copy
+# verify.runner.FALSIFY_EXAMPLES and verify.testing.falsify's MIN_CHECKED and SIDES (tests/test_startup.py keeps them
+# equal).
+FALSIFY_EXAMPLES = 100
+MIN_CHECKED = 10
+SIDES = ("upper", "lower", "exact")
+NO_FAMILIES = frozenset({"list", "conventions"})  # commands that read no family: installed plugins are not loaded
 
 
 def _param(text: str) -> tuple[str, float]:
@@ -76,6 +77,8 @@ def _usable_path(text: str) -> str:
 
 def _print_json(obj: object) -> None:
     """Strict JSON on stdout: non-finite floats as the strings "Infinity", "-Infinity", "NaN", as in results.json."""
+    from verify.runner import json_safe
+
     print(json.dumps(json_safe(obj), indent=2, allow_nan=False))
 
 
@@ -93,8 +96,12 @@ def _fmt(x: float | None) -> str:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    from verify.catalog import select
+
     theorems = select(args.only)
     if args.json:
+        from verify.runner import theorem_summary
+
         print(json.dumps([theorem_summary(t) for t in theorems], indent=2))
         return 0
     for t in theorems:
@@ -111,6 +118,8 @@ _VERDICT_EXIT = {Verdict.HOLDS: exitcodes.OK, Verdict.VIOLATED: exitcodes.UNEXPE
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from verify.api import check
+
     result = check(args.id, family=args.family, **dict(args.param))
     if args.json:
         _print_json(result.to_dict())
@@ -133,6 +142,11 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from verify.reporting.columns import dump_results
+    from verify.runner import check_results_path, run, write_results
+
+    _hypothesis_cache()
+
     def progress(t, i, total):
         if not args.quiet and sys.stderr.isatty():
             print(f"\r[{i + 1}/{total}] {t.id:<60}", end="", file=sys.stderr, flush=True)
@@ -171,6 +185,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"error: `verify report` needs the report extra (pip install 'dp-verify[report]'): {err}",
               file=sys.stderr)
         return 2
+    _hypothesis_cache()
     bar = ProgressBar(enabled=not args.quiet and sys.stderr.isatty())
     main_thread = threading.current_thread() is threading.main_thread()
     if main_thread:  # on SIGTERM, unwind so that the partial report folder is removed
@@ -209,6 +224,10 @@ def _falsify_option(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_falsify(args: argparse.Namespace) -> int:
+    from verify.families import family
+    from verify.testing.falsify import falsify_outcome, require_checked
+
+    _hypothesis_cache()
     needed = min(MIN_CHECKED, args.max_examples) if args.min_checked is None else args.min_checked
     if needed > args.max_examples:
         raise ParameterError(f"--min-checked {needed} exceeds --max-examples {args.max_examples}")
@@ -248,6 +267,7 @@ def _plugin_option(p: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="verify", description="Check differential-privacy theorems.")
+    parser.add_argument("--version", action="version", version=f"verify {__version__}")
     _plugin_option(parser)
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -293,7 +313,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("bound", help="SymPy expression over the family's parameters, e.g. "
                                  "'alpha*S**2*eta*K/(4*n**2*sigma**2)'")
     p.add_argument("--family", required=True, help="instance family (see `verify families`)")
-    p.add_argument("--side", choices=("upper", "lower", "exact"), default="upper")
+    p.add_argument("--side", choices=SIDES, default="upper")
     p.add_argument("--assume", action="append", default=[], metavar="COND",
                    help="extra assumption restricting the search, e.g. 'eta < 1/lam' (repeatable)")
     p.add_argument("--bind", action="append", default=[], type=_assignment, metavar="NAME=EXPR",
@@ -331,6 +351,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_conventions(args: argparse.Namespace) -> int:
+    from verify.conventions import CONVENTIONS
+
     for conv in CONVENTIONS.values():
         defines = ", ".join(f"{k} = {v}" for k, v in conv.defines.items())
         print(f"{conv.name:<24} {defines:<14} {conv.description}")
@@ -338,6 +360,8 @@ def cmd_conventions(args: argparse.Namespace) -> int:
 
 
 def cmd_families(args: argparse.Namespace) -> int:
+    from verify.families import FAMILIES
+
     for fam in FAMILIES.values():
         quantities = ", ".join(q.value for q in fam.truths)
         print(f"{fam.name}  [{quantities}]\n  {fam.description}\n  truth: {fam.method}")
@@ -400,18 +424,30 @@ def _check_environment() -> None:
 
 
 def _dispatch(argv: list[str]) -> int:
-    _hypothesis_cache()
     _check_environment()
     if argv[:1] == ["certify"]:
+        from verify.certify import main_certify
+
         return main_certify(argv[1:])
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as stop:  # --help: argparse printed the help
         return stop.code if isinstance(stop.code, int) else (0 if stop.code is None else exitcodes.BAD_INPUT)
-    load_entry_points()
-    for module in getattr(args, "plugin", []):
-        load_plugin(module)
+    _load_plugins(args)
     return args.fn(args)
+
+
+def _load_plugins(args: argparse.Namespace) -> None:
+    """Register the families of installed plugins and of each --plugin (none for a command that reads no family and
+    names no --plugin: it need not import the families)."""
+    modules = getattr(args, "plugin", [])
+    if not modules and args.command in NO_FAMILIES:
+        return
+    from verify.families import load_entry_points, load_plugin
+
+    load_entry_points()
+    for module in modules:
+        load_plugin(module)
 
 
 if __name__ == "__main__":

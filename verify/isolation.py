@@ -36,12 +36,14 @@ import warnings
 import weakref
 from collections.abc import Callable, Mapping
 from multiprocessing import Pipe
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verify.errors import DeadlineExceeded, MemoryLimitExceeded, ParameterError, ResourceLimitError, VerifyError
 from verify.limits import caps_env, deferred_deadline, memory_cap, remaining, truth_deadline
-from verify.model import Family, Quantity
 from verify.results import Truth
+
+if TYPE_CHECKING:  # `verify --help` checks VERIFY_ISOLATION (mode) without importing SymPy
+    from verify.model import Family, Quantity
 
 MODES = ("worker", "fork", "off")
 # address space a worker may add beyond the memory cap: thread stacks, BLAS buffers and malloc arenas, which reserve

@@ -23,7 +23,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import verify.cli
 from verify import runner
 from verify.cli import main
 from verify.runner import RunResult
@@ -347,7 +346,7 @@ def test_unwritable_destinations_are_refused_before_the_run(tmp_path_factory, mo
     from verify.reporting import build
 
     monkeypatch.setattr(build, "run", _no_run)
-    monkeypatch.setattr(verify.cli, "run", _no_run)
+    monkeypatch.setattr(runner, "run", _no_run)
     root = tmp_path_factory.mktemp("unwritable")
     base = root / "somefile" if under == "file" else Path("/proc") / f"verify-{os.getpid()}-absent"
     (root / "somefile").write_text("a regular file")
@@ -363,7 +362,7 @@ def test_unwritable_destinations_are_refused_before_the_run(tmp_path_factory, mo
 
 
 def test_run_json_into_a_folder_is_refused(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(verify.cli, "run", _no_run)
+    monkeypatch.setattr(runner, "run", _no_run)
     assert main(["run", "--json", str(tmp_path), *ARGS]) == 2
     assert "is a folder" in capsys.readouterr().err
 
@@ -377,7 +376,7 @@ def _spoil(path: Path):
 
 
 def test_an_oserror_while_writing_results_is_one_line(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(verify.cli, "run", _spoil(tmp_path / "sub"))
+    monkeypatch.setattr(runner, "run", _spoil(tmp_path / "sub"))
     assert main(["run", "--json", str(tmp_path / "sub" / "deeper" / "r.json"), *ARGS]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: cannot write") and "r.json" in err[0]
@@ -397,7 +396,7 @@ def test_an_oserror_while_writing_a_report_is_one_line(tmp_path, monkeypatch, ca
 
 def test_a_foreign_file_that_appears_at_json_during_the_run_is_kept(tmp_path, monkeypatch, capsys):
     path = tmp_path / "r.json"
-    monkeypatch.setattr(verify.cli, "run", _spoil(path))
+    monkeypatch.setattr(runner, "run", _spoil(path))
     assert main(["run", "--json", str(path), *ARGS]) == 2
     assert path.read_text() == "appeared during the run"
     err = capsys.readouterr().err

@@ -14,13 +14,13 @@ Options: --verify-seed N (default 0), --verify-max-examples N (default 2000), --
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
-import verify.families as families
-from verify.catalog import CATALOG
-from verify.model import Family, Theorem
-from verify.testing.falsify import Counterexample, falsify
+if TYPE_CHECKING:  # pytest loads the plugin in every session: the fixtures import verify's modules when used
+    from verify.model import Family, Theorem
+    from verify.testing.falsify import Counterexample
 
 
 class BoundViolated(AssertionError):
@@ -47,6 +47,8 @@ def assert_bound_holds(request: pytest.FixtureRequest) -> Callable[..., None]:
                 "budget_s": config.getoption("verify_budget")}
 
     def check(bound, family: str, side: str = "upper", **options) -> None:
+        from verify.testing.falsify import falsify
+
         found = falsify(bound, family, side, **{**defaults, **options})
         if found is not None:
             raise BoundViolated(found)
@@ -57,12 +59,16 @@ def assert_bound_holds(request: pytest.FixtureRequest) -> Callable[..., None]:
 @pytest.fixture(scope="session")
 def verify_catalog() -> dict[str, Theorem]:
     """Every catalog entry by id."""
+    from verify.catalog import CATALOG
+
     return dict(CATALOG)
 
 
 @pytest.fixture
 def verify_register() -> Iterator[Callable[..., tuple[Family, ...]]]:
     """verify_register(*families): make families known for the duration of one test."""
+    import verify.families as families
+
     added: list[str] = []
 
     def register(*fams: Family) -> tuple[Family, ...]:
