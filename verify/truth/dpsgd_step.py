@@ -17,7 +17,6 @@ from typing import Literal
 
 import numpy as np
 from flint import arb, ctx
-from scipy.stats import binom
 
 from verify.errors import ParameterError, check_renyi_order
 from verify.results import Method, Truth
@@ -61,6 +60,8 @@ class TwoClusterStep:
 
     def components(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(weights of D's components, their means, weights of D''s components, their means); s is common."""
+        from scipy.stats import binom  # scipy.stats costs ~0.5 s at import: only when a truth needs it
+
         k_a, k_b = (a.ravel() for a in np.meshgrid(np.arange(int(self.n_a) + 1), np.arange(int(self.n_b) + 1),
                                                    indexing="ij"))
         w = binom.pmf(k_a, int(self.n_a), self.q) * binom.pmf(k_b, int(self.n_b), self.q)

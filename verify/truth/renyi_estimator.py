@@ -24,7 +24,6 @@ from typing import Any, Protocol
 
 import numpy as np
 from array_api_compat import array_namespace
-from scipy.stats import t as student_t
 
 from verify.backend import ArrayRandom, get_namespace
 from verify.errors import ParameterError, check_renyi_order
@@ -155,6 +154,8 @@ def combine_replicates(estimates: list[Truth], what: str, nonnegative: bool = Fa
     spread, which also carries the error of whatever the replicates re-simulate (the chains behind a
     Rao-Blackwellised law). ESS: the replicates' total. `nonnegative` (a Rényi divergence): the mean and the lower
     end are clipped at 0, the upper end kept (`_nonnegative`)."""
+    from scipy.stats import t as student_t  # scipy.stats costs ~0.5 s at import: only when replicates are combined
+
     r = len(estimates)
     if r < 2 or any(e.method is not Method.MONTE_CARLO or e.confidence is None for e in estimates):
         raise ParameterError("combine_replicates needs >= 2 Monte-Carlo estimates with a confidence level")
