@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import atexit
+import gc
 import json
 import math
 import os
@@ -374,6 +376,8 @@ def cmd_families(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; the exit code is one of verify.exitcodes (README, "Exit codes")."""
+    if argv is None:  # a `verify` process, not a caller's
+        atexit.register(_quick_shutdown)
     try:
         return _dispatch(list(sys.argv[1:] if argv is None else argv))
     except BrokenPipeError:  # `verify list | head`: the reader left; say nothing more
@@ -394,6 +398,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"internal error: {type(err).__name__}: {_one_line(err)} (a bug in verify; VERIFY_DEBUG=1 shows the "
               "traceback)", file=sys.stderr)
         return exitcodes.INTERNAL
+
+
+def _quick_shutdown() -> None:
+    """Collect garbage once and freeze what is left: interpreter shutdown then skips it in each of its collections
+    (~0.15 s over SymPy's objects, 15% of `verify list`)."""
+    gc.collect()
+    gc.freeze()
 
 
 def _one_line(err: BaseException) -> str:
