@@ -6,6 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+# The plugin imports verify (and NumPy) only when a fixture is used. pytester's in-process runs drop the modules they
+# import, and NumPy cannot be loaded twice in one process: load the fixtures' modules here, outside the runs.
+import verify.testing.falsify  # noqa: F401
+
 pytest_plugins = ["pytester"]
 README = Path(__file__).resolve().parent.parent / "README.md"
 
