@@ -162,6 +162,13 @@ def judge(theorem: Theorem, values: Mapping[str, float], bound: mpmath.mpf, trut
     return cert.verdict, cert
 
 
+def decisive_truth(direction: Direction, bound: float, truth: Truth) -> Truth:
+    """`truth` refined (`Truth.refine`, finest level last) while the float filter cannot decide `bound` against it."""
+    while truth.refine is not None and decide(direction, bound, truth) is Verdict.INCONCLUSIVE:
+        truth = truth.refine()
+    return truth
+
+
 NEAR_RTOL = 1e-6  # a float-filter HOLDS this close (relative) to an unproven truth is re-checked in Arb ...
 NEAR_WIDTHS = 1e3  # ... and so is one within this many widths of the truth's (estimated, unproven) interval
 
@@ -208,6 +215,7 @@ def check_point(theorem: Theorem, app: Application, params: Mapping[str, float],
         family_params, values, from_family = resolve(theorem, app, params)
         bound_mp = _bound(theorem, values)
         truth = truth_of(get_family(app.family), theorem.quantity, family_params)
+        truth = decisive_truth(theorem.direction, float(bound_mp), truth)
         verdict, cert = judge(theorem, values, bound_mp, truth, rigorous, from_family)
     bound = float(bound_mp)
     if cert is not None and _finite_ends(cert) and degenerate(bound_mp, truth):  # the floats lost the comparison

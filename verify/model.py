@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import cache, cached_property
 from types import MappingProxyType
@@ -394,12 +394,14 @@ def checked_truth(family: str, quantity: Quantity, truth: object) -> Truth:
     if truth.upper < low or truth.lower > high:
         raise PluginError(f"family {family}: its {quantity.value} truth {truth.value!r} (interval [{truth.lower!r}, "
                           f"{truth.upper!r}]) is outside the quantity's range [{low:g}, {high:g}]")
+    finer = truth.refine
+    refine = None if finer is None else (lambda: checked_truth(family, quantity, finer()))  # held to it as well
     if truth.lower >= low and truth.upper <= high:
-        return truth
+        return truth if finer is None else replace(truth, refine=refine)
     lower, upper = max(truth.lower, low), min(truth.upper, high)
     return Truth(min(max(truth.value, lower), upper), lower, upper, truth.method,
                  f"{truth.detail}; interval cut to the range [{low:g}, {high:g}] of {quantity.value}",
-                 truth.confidence, truth.ess, truth.enclose)
+                 truth.confidence, truth.ess, truth.enclose, refine)
 
 
 @dataclass(frozen=True)

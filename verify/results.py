@@ -36,7 +36,10 @@ class Truth:
     For exact methods the interval only covers rounding; for estimates it is a confidence interval at
     `confidence`, and `ess` is the effective sample size behind it. `enclose(prec)`, where the method allows one,
     recomputes the truth as a rigorous Arb enclosure (verify.truth.numbers.Enclosure) at `prec` bits: the checker
-    calls it before it reports a point VIOLATED. It is not serialised (a pickled or JSON truth has none).
+    calls it before it reports a point VIOLATED. `refine()`, where the method has a finer level (a PLD bracket on a
+    finer loss grid), returns a narrower truth of the same value: the checker asks for it only while the float
+    filter cannot decide, so a coarse bracket that already decides costs nothing more. Neither is serialised (a
+    pickled or JSON truth has none).
     """
 
     value: float
@@ -47,6 +50,7 @@ class Truth:
     confidence: float | None = None
     ess: float | None = None
     enclose: Callable[[int], Any] | None = field(default=None, compare=False, repr=False)
+    refine: Callable[[], Truth] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if math.isnan(self.value) or not (self.lower <= self.value <= self.upper):

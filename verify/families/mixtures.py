@@ -5,6 +5,8 @@ or double-precision Gauss-Legendre with an error bound (verify.truth.mixture_qua
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import sympy as sp
 from flint import arb
@@ -18,7 +20,7 @@ from verify.symbols import L, alpha, delta, eps, gap1, gap2, n, q, s, samples, s
 from verify.truth.gaussian import renyi_gaussian_1d
 from verify.truth.mixture_quad import renyi_mixture_quad, renyi_mixture_quad_both
 from verify.truth.numbers import Enclosure
-from verify.truth.pld import sgm_composed_delta, sgm_composed_epsilon
+from verify.truth.pld import PLDBracket, sgm_composed_delta, sgm_composed_epsilon
 from verify.truth.renyi_estimator import GaussianMixture, geometric_tilt, renyi_importance, renyi_naive
 from verify.truth.sgm_rdp import sgm_renyi_truth
 from verify.truth.subsampled_dp import sgm_delta, sgm_dp_epsilon, sgm_tradeoff
@@ -81,29 +83,41 @@ SAMPLED_GAUSSIAN = Family(
 )
 
 
-def _composed_epsilon(q, sigma, steps, delta, one_sided: bool = False, signed: bool = False) -> Truth:
-    """The PLD bracket [lower, upper] on the tight eps(delta) after `steps` steps (verify.truth.pld), as a grid truth
-    whose enclosure is that bracket."""
-    b = sgm_composed_epsilon(float(delta), float(q), float(sigma), int(steps), one_sided=one_sided,
-                             eps_tolerance=1e-2, signed=signed)
+PLD_WIDTHS = (0.5, 0.1, 1e-2)  # eps widths of the PLD bracket, coarsest first; the last is the family's promise
+PLD_REL = 0.1  # the first level whose bracket is this narrow relative to its value is taken (mid within 5%)
+
+
+def _pld_truth(bracket: Callable[[float], PLDBracket], what: str, widths: tuple[float, ...] = PLD_WIDTHS) -> Truth:
+    """A grid truth from the PLD bracket of the coarsest width in `widths` that is within PLD_REL of its value (or
+    the finest), whose enclosure is that bracket and whose `refine` is the next finer width: the composition cost
+    grows with steps / width, and a coarse bracket decides most bounds (the checker refines while it cannot)."""
+    for i, width in enumerate(widths):
+        b = bracket(width)
+        if i == len(widths) - 1 or b.upper - b.lower <= PLD_REL * max(abs(b.lower), abs(b.upper)):
+            break
+    finer = widths[i + 1:]
 
     def enclose(prec: int) -> Enclosure:
-        return Enclosure(arb(b.lower), arb(b.upper), "privacy-loss distribution bracket (pessimistic/optimistic "
-                         "rounding, FFT error budget)", prec)
+        return Enclosure(arb(b.lower), arb(b.upper), f"privacy-loss distribution bracket on {what} (pessimistic/"
+                         "optimistic rounding, FFT error budget)", prec)
 
     return Truth((b.lower + b.upper) / 2, b.lower, b.upper, Method.GRID,
-                 f"PLD bracket, loss grid {b.grid_width:.2e}, error budget {b.error_budget:.1e}", enclose=enclose)
+                 f"PLD bracket on {what}, eps width {width:g}, loss grid {b.grid_width:.2e}, error budget "
+                 f"{b.error_budget:.1e}", enclose=enclose,
+                 refine=(lambda: _pld_truth(bracket, what, finer)) if finer else None)
+
+
+def _composed_epsilon(q, sigma, steps, delta, one_sided: bool = False, signed: bool = False) -> Truth:
+    """The PLD bracket [lower, upper] on the tight eps(delta) after `steps` steps (verify.truth.pld)."""
+    return _pld_truth(lambda width: sgm_composed_epsilon(float(delta), float(q), float(sigma), int(steps),
+                                                         one_sided=one_sided, eps_tolerance=width, signed=signed),
+                      "eps(delta)")
 
 
 def _composed_delta(q, sigma, steps, eps) -> Truth:
     """The PLD bracket on the tight delta(eps) after `steps` steps, both orders."""
-    b = sgm_composed_delta(float(eps), float(q), float(sigma), int(steps), eps_tolerance=1e-2)
-
-    def enclose(prec: int) -> Enclosure:
-        return Enclosure(arb(b.lower), arb(b.upper), "privacy-loss distribution bracket on delta(eps)", prec)
-
-    return Truth((b.lower + b.upper) / 2, b.lower, b.upper, Method.GRID,
-                 f"PLD bracket, loss grid {b.grid_width:.2e}, error budget {b.error_budget:.1e}", enclose=enclose)
+    return _pld_truth(lambda width: sgm_composed_delta(float(eps), float(q), float(sigma), int(steps),
+                                                       eps_tolerance=width), "delta(eps)")
 
 
 SAMPLED_GAUSSIAN_COMPOSED = Family(
@@ -120,7 +134,8 @@ SAMPLED_GAUSSIAN_COMPOSED = Family(
             _DELTA: _composed_delta,
             _DP_SIGNED: lambda q, sigma, steps, delta: _composed_epsilon(q, sigma, steps, delta, signed=True),
             _DP_ADD: lambda q, sigma, steps, delta: _composed_epsilon(q, sigma, steps, delta, one_sided=True)},
-    method="privacy-loss distribution with a proven two-sided bracket (eps width 1e-2)",
+    method="privacy-loss distribution with a proven two-sided bracket (eps width 0.5, 0.1 or 1e-2: the coarsest "
+           "within 10% of its value, refined while a verdict is undecided)",
     expensive=True,
 )
 
