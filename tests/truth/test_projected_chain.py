@@ -13,7 +13,7 @@ from scipy import special
 from verify.errors import ParameterError
 from verify.families import family
 from verify.model import Quantity
-from verify.truth.projected_chain import SmoothedAbsStep, lattice_laws, mean_bracket
+from verify.truth.projected_chain import AffineStep, SmoothedAbsStep, lattice_laws, mean_bracket
 
 
 def clipped_mean(mu, tau, a):
@@ -120,3 +120,35 @@ def test_smoothed_abs_family_brackets_a_seeded_simulation():
 def test_a_non_monotone_step_is_an_error():
     with pytest.raises(ParameterError, match="monotone"):
         lattice_laws(1.0, [SmoothedAbsStep(2.0, 1.0, 0.5)], 0.0, 100)
+
+
+def mp_lattice_laws(a, steps, start, n, up):
+    """The rounded chain's laws after each step, by exact transition probabilities at 30 digits."""
+    with mpmath.workdps(30):
+        h = mpmath.mpf(2 * a) / n
+        x = [-a + k * h for k in range(n + 1)]
+        j = int(mpmath.floor((start + a) / h)) if not up else int(mpmath.ceil((start + a) / h - mpmath.mpf(1e-12)))
+        law = [mpmath.mpf(k == min(max(j, 0), n)) for k in range(n + 1)]
+        out = []
+        for st in steps:
+            nxt = [mpmath.mpf(0)] * (n + 1)
+            for i, w in enumerate(law):
+                if isinstance(st, SmoothedAbsStep):
+                    mean = x[i] - st.pull * (2 * mpmath.ncdf(x[i] / st.scale) - 1)
+                else:
+                    mean = st.c * x[i] - st.drift
+                cdf = [mpmath.ncdf((x[m] + (0 if up else h) - mean) / st.tau) for m in range(n)] + [1]
+                for m in range(n + 1):
+                    nxt[m] += w * (cdf[m] - (cdf[m - 1] if m else 0))
+            law = nxt
+            out.append([float(v) for v in law])
+        return np.array(out)
+
+
+@pytest.mark.parametrize("steps", [[AffineStep(1.0, 0.15, 0.4)] * 3, [AffineStep(1.0, -0.05, 2.0)] * 2,
+                                   [AffineStep(0.7, 0.1, 0.3), AffineStep(0.5, 0.0, 0.2)],
+                                   [SmoothedAbsStep(0.2, 0.3, 0.25)] * 2])
+def test_lattice_laws_match_an_mpmath_propagation(steps):
+    laws = lattice_laws(1.0, steps, 0.3, 24)
+    assert np.abs(laws.lower - mp_lattice_laws(1.0, steps, 0.3, 24, False)).max() < 1e-14
+    assert np.abs(laws.upper - mp_lattice_laws(1.0, steps, 0.3, 24, True)).max() < 1e-14

@@ -89,6 +89,51 @@ def _transition(a: float, n: int, step: AffineStep | SmoothedAbsStep, up: bool) 
     return np.clip(probs, 0.0, 1.0)
 
 
+@dataclass(frozen=True)
+class _Dense:
+    """A transition matrix applied as law @ matrix in a single-threaded loop (a multi-threaded BLAS call on a
+    loaded machine costs ten times more than the product)."""
+
+    matrix: np.ndarray
+
+    def apply(self, law: np.ndarray) -> np.ndarray:
+        return np.einsum("i,ij->j", law, self.matrix)
+
+
+@dataclass(frozen=True)
+class _Toeplitz:
+    """The transition of a step with c = 1: entry (j, m) depends on m - j alone for the inner cells 0 < m < n
+    (inner[m - j + n - 1]); the wall cells m = 0 and m = n collect the tails (low[j], high[j])."""
+
+    inner: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+
+    def apply(self, law: np.ndarray) -> np.ndarray:
+        n = len(law) - 1
+        out = np.empty_like(law)
+        out[0], out[n] = law @ self.low, law @ self.high
+        out[1:n] = np.convolve(law, self.inner)[n:2 * n - 1]
+        return out
+
+
+def _toeplitz(a: float, n: int, step: AffineStep, up: bool) -> _Toeplitz:
+    """`_transition` for c = 1 from the 2n normal cdfs at the offsets d = m - j (edge m minus mean j is
+    d h + drift, plus h when rounding down), not (n + 1)^2 of them."""
+    h = 2 * a / n
+    d = np.arange(-n, n)
+    cdf = special.ndtr((d * h + (0.0 if up else h) + step.drift) / step.tau)  # cdf[d + n] = P(y below edge j + d)
+    inner = np.clip(np.diff(cdf), 0.0, 1.0)  # cell m = j + d, d = -(n - 1)..n - 1
+    j = np.arange(n + 1)
+    return _Toeplitz(inner, np.clip(cdf[n - j], 0.0, 1.0), np.clip(1 - cdf[2 * n - 1 - j], 0.0, 1.0))
+
+
+def _kernel(a: float, n: int, step: AffineStep | SmoothedAbsStep, up: bool) -> _Dense | _Toeplitz:
+    if isinstance(step, AffineStep) and step.c == 1:
+        return _toeplitz(a, n, step, up)
+    return _Dense(_transition(a, n, step, up))
+
+
 def lattice_laws(a: float, steps: Sequence[AffineStep | SmoothedAbsStep], start: float, n: int) -> LatticeLaws:
     """Both rounded chains' laws after each of `steps`, from w_0 = start in [-a, a], on n + 1 lattice points."""
     for name, v in (("a", a), ("start", start)) + tuple(
@@ -110,11 +155,11 @@ def lattice_laws(a: float, steps: Sequence[AffineStep | SmoothedAbsStep], start:
         law = np.zeros(n + 1)
         j = math.floor((start + a) / h) if not up else math.ceil((start + a) / h - 1e-12)
         law[min(max(j, 0), n)] = 1.0
-        rows, cached, matrix = [], None, None
+        rows, cached, kernel = [], None, None
         for st in steps:
             if st != cached:
-                cached, matrix = st, _transition(a, n, st, up)
-            law = law @ matrix
+                cached, kernel = st, _kernel(a, n, st, up)
+            law = kernel.apply(law)
             rows.append(law)
         laws.append(np.array(rows))
     return LatticeLaws(x, laws[0], laws[1])
