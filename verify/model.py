@@ -451,6 +451,8 @@ class Application:
     def __post_init__(self) -> None:
         object.__setattr__(self, "grid", _frozen(self.grid))
         object.__setattr__(self, "regimes", tuple(_frozen(r) for r in self.regimes))
+        object.__setattr__(self, "defaults", _frozen(self.defaults))
+        object.__setattr__(self, "bind", _frozen(self.bind))
 
     @property
     def grids(self) -> tuple[Mapping[str, tuple[float, ...]], ...]:
@@ -464,8 +466,6 @@ class Application:
     @property
     def grid_names(self) -> tuple[str, ...]:
         return tuple(sorted({k for g in self.grids for k in g}))
-        object.__setattr__(self, "defaults", _frozen(self.defaults))
-        object.__setattr__(self, "bind", _frozen(self.bind))
 
 
 @dataclass(frozen=True)
