@@ -1,12 +1,11 @@
-"""Performance work must not change a verdict: the whole catalog, checked now, against the verdicts, counts and grid
-counterexamples recorded before it (tests/data/catalog_verdicts.json, seed 0)."""
+"""Performance work must not change a verdict: the whole catalog, checked now (the suite's one whole-catalog run,
+tests/conftest.py), against the verdicts, counts and grid counterexamples recorded before it
+(tests/data/catalog_verdicts.json, seed 0)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-
-import pytest
 
 from verify.runner import run
 
@@ -29,12 +28,8 @@ def _current(results) -> dict[tuple[str, str], dict]:
     return out
 
 
-@pytest.fixture(scope="module")
-def grid_run():
-    return _current(run(falsify=0, workers=None).results)
-
-
-def test_grid_verdicts_counts_and_counterexamples_are_unchanged(grid_run):
+def test_grid_verdicts_counts_and_counterexamples_are_unchanged(catalog_grid):
+    grid_run = _current(catalog_grid.values())
     recorded = _by_key(RECORDED["grid"])
     assert set(grid_run) == set(recorded)
     for key, now in grid_run.items():
@@ -44,10 +39,29 @@ def test_grid_verdicts_counts_and_counterexamples_are_unchanged(grid_run):
         assert now["counterexample"] == before["counterexample"], key
 
 
-@pytest.mark.slow
-def test_default_run_verdicts_and_falsifier_findings_are_unchanged():
-    now = _current(run(workers=None).results)
+def test_default_run_verdicts_and_falsifier_findings_are_unchanged(catalog_run):
+    now = _current(catalog_run)
     recorded = _by_key(RECORDED["falsifier"])
     assert set(now) == set(recorded)
     for key, before in recorded.items():
         assert (key, now[key]["verdict"], now[key]["found"]) == (key, before["verdict"], before["found"])
+
+
+def test_the_grid_view_of_an_entry_is_its_falsify_0_run():
+    """The shared run's grid view (tests/conftest.py) equals a falsify=0 run, on an entry whose falsifier finds a
+    counterexample (it joins the points and the verdict) and one where it finds none."""
+    from conftest import grid_only
+
+    for selector in ("feldman2018.lemma21.expansive", "chourasia2021.theorem3.exact"):
+        searched, = run([selector], falsify=100).results[:1]
+        plain, = run([selector], falsify=0).results[:1]
+        assert _untimed(grid_only(searched).to_dict()) == _untimed(plain.to_dict())
+
+
+def _untimed(data):
+    """A result's dict without its clock readings (every `seconds`)."""
+    if isinstance(data, dict):
+        return {k: _untimed(v) for k, v in data.items() if k != "seconds"}
+    if isinstance(data, list):
+        return [_untimed(v) for v in data]
+    return data

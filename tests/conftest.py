@@ -1,0 +1,36 @@
+"""Session fixtures: the whole catalog is run once (seed 0, the default falsifier) and every test that needs a
+catalog entry's result reads it from there."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from verify.checker import ApplicationResult, aggregate
+from verify.results import Verdict
+
+
+def grid_only(result: ApplicationResult) -> ApplicationResult:
+    """`result` as a falsify=0 run gives it: the falsifier's counterexample point and search summary dropped, the
+    verdict aggregated over the grid alone (check_application's rule)."""
+    points = tuple(p for p in result.points if p.origin != "falsifier")
+    verdict = aggregate(list(points))
+    if result.errors and verdict is Verdict.HOLDS:
+        verdict = Verdict.INCONCLUSIVE
+    return dataclasses.replace(result, points=points, verdict=verdict, search=None)
+
+
+@pytest.fixture(scope="session")
+def catalog_run() -> tuple[ApplicationResult, ...]:
+    """Every catalog entry, checked over its grid and searched by the falsifier (seed 0, verify's default), with up
+    to 4 worker processes: the one whole-catalog run of the suite."""
+    from verify.runner import run
+
+    return run(workers=None).results
+
+
+@pytest.fixture(scope="session")
+def catalog_grid(catalog_run) -> dict[tuple[str, str], ApplicationResult]:
+    """(theorem id, family) -> the entry's grid result (`grid_only`)."""
+    return {(r.theorem, r.family): grid_only(r) for r in catalog_run}
