@@ -31,6 +31,7 @@ from typing import NamedTuple
 
 from verify.errors import ParameterError
 from verify.executors import fork_executor
+from verify.memo import shared_truths
 from verify.model import Theorem
 from verify.reporting.columns import dump_results
 from verify.reporting.html import STATIC_DIR, copy_static, render_html
@@ -105,7 +106,8 @@ def _figure(theorem_id: str, family: str, base: dict[str, float], stem: Path) ->
     """Sweep one result around `base`, draw `stem`.png/.svg when some sweep has two points; return the sweeps."""
     theorem = _THEOREMS[theorem_id]
     app = theorem.application(family)
-    sweeps = json_safe([sweep(theorem, app, base, p).to_dict() for p in swept_parameters(app)])
+    with shared_truths():  # the sweeps share the base point's truths, their companions' and their bindings'
+        sweeps = json_safe([sweep(theorem, app, base, p).to_dict() for p in swept_parameters(app)])
     plottable = [s for s in sweeps if len(s["values"]) >= 2]
     if plottable:
         ylabel = QUANTITY_LABEL.get(theorem.quantity.value, theorem.quantity.value)

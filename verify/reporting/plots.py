@@ -125,7 +125,7 @@ def plot_sweeps(sweeps: Sequence[dict], title: str, ylabel: str, stem: Path) -> 
         width = fig.get_figwidth()  # fixed margins in inches: a tight layout would cost one more draw
         fig.subplots_adjust(left=0.8 / width, right=1 - 0.15 / width, bottom=0.27, top=0.88, wspace=0.3 * 3.9 / 3.4)
         png, svg = stem.parent / f"{stem.name}.png", stem.parent / f"{stem.name}.svg"
-        fig.savefig(png, metadata=PNG_META, pil_kwargs={"optimize": True})
+        fig.savefig(png, metadata=PNG_META)  # PIL's optimize: 3% smaller, 40% slower to write
         fig.savefig(svg, metadata=SVG_META)
         plt.close(fig)
     return [png, svg]
