@@ -18,6 +18,7 @@ takes more bits where the solve needs them.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import math
 from collections.abc import Callable, Sequence
@@ -28,12 +29,12 @@ import mpmath
 from verify.errors import ParameterError, ResourceLimitError, check_renyi_order
 from verify.results import Truth
 from verify.truth.mixture_quad import renyi_mixture_quad_both
-from verify.truth.numbers import Enclosure, NotEnclosable, arb_numbers, compositions, num
+from verify.truth.numbers import ARB, Enclosure, NotEnclosable, arb_numbers, compositions, num
 
 try:
-    from flint import arb_mat
+    from flint import arb_mat, ctx
 except ImportError:  # pragma: no cover - python-flint is a runtime dependency
-    arb_mat = None
+    arb_mat = ctx = None
 
 Matrix = tuple[tuple[float, ...], ...]
 Vector = tuple[float, ...]
@@ -178,24 +179,59 @@ class _Linalg:
         return [[M[i, j] for j in range(M.ncols() if self.rigorous else M.cols)]
                 for i in range(M.nrows() if self.rigorous else M.rows)]
 
+    def adopt(self, M):
+        """An arb_mat as a matrix of this number system: itself in Arb, its exact midpoints in mpmath."""
+        if self.rigorous:
+            return M
+        return mpmath.matrix([[mpmath.mpf(tuple(map(int, v.mid().man_exp()))) for v in row] for row in M.tolist()])
+
+
+def _working_precision(la: _Linalg):
+    """Arb's working precision for a propagation: the enclosure's own in Arb, mpmath's bits otherwise."""
+    return contextlib.nullcontext() if la.rigorous else ctx.workprec(mpmath.mp.prec)
+
+
+def _arb_matrix(rows: Sequence[Sequence], cache: dict) -> object:
+    """rows (floats, mpf or Arb balls) as an exact arb_mat, converted once per distinct rows."""
+    found = cache.get(rows)
+    if found is None:
+        found = cache[rows] = arb_mat([[ARB.mpf(v) for v in row] for row in rows])
+    return found
+
+
+def _chain(pairs: Sequence[LinearGaussianPair], keep: bool = False):
+    """(G, S, track) in Arb at the working precision: the mean gaps m - m' of the last iterate as the columns of G
+    (one per pair; the pairs share every map and noise, `_shared_chain`), the shared covariance S, and with `keep`
+    every iterate's (transition matrix, G, S). The gaps are propagated themselves (G <- A G + (b - b')), never as a
+    difference of two means, which would cancel."""
+    first, cache = pairs[0], {}
+    G = arb_mat([[ARB.mpf(p.start_mean[i]) - ARB.mpf(p.start_mean_prime[i]) for p in pairs]
+                 for i in range(first.dim)])
+    S = _arb_matrix(first.start_cov, cache)
+    track = []
+    for t, step in enumerate(first.steps):
+        A = _arb_matrix(step.A, cache)
+        offsets = tuple(zip(*(p.steps[t].b for p in pairs), strict=True))
+        shift = cache.get((offsets, step.b_prime))
+        if shift is None:
+            shift = cache[(offsets, step.b_prime)] = arb_mat(
+                [[ARB.mpf(v) - ARB.mpf(prime) for v in row] for row, prime in zip(offsets, step.b_prime, strict=True)])
+        G = A * G + shift
+        S = A * S * A.transpose() + _arb_matrix(step.cov, cache)
+        for M in (_arb_matrix(M, cache) for M in step.post):
+            A, G, S = M * A, M * G, M * S * M.transpose()
+        if keep:
+            track.append((A, G, S))
+    return G, S, track
+
 
 def _propagate(pair: LinearGaussianPair, la: _Linalg, keep: bool = False):
-    """The mean gap m - m' and the shared covariance of the last iterate; with `keep`, every iterate's (transition
-    matrix, mean gap, covariance), for the joint law of the trajectory. The gap is propagated itself
-    (gap <- A gap + (b - b')), never as a difference of the two means, which would cancel."""
-    N = la.N
-    gap = la.column([N.mpf(a) - N.mpf(b) for a, b in zip(pair.start_mean, pair.start_mean_prime, strict=True)])
-    S = la.matrix(pair.start_cov)
-    track = []
-    for step in pair.steps:
-        A = la.matrix(step.A)
-        gap = A * gap + la.column([N.mpf(a) - N.mpf(b) for a, b in zip(step.b, step.b_prime, strict=True)])
-        S = A * S * la.T(A) + la.matrix(step.cov)
-        for M in map(la.matrix, step.post):
-            A, gap, S = M * A, M * gap, M * S * la.T(M)
-        if keep:
-            track.append((A, gap, S))
-    return gap, S, track
+    """The mean gap m - m' (a column) and the shared covariance of the last iterate in the active number system
+    (propagated in Arb at its working precision, `_chain`; mpmath takes the midpoints); with `keep`, every
+    iterate's (transition matrix, mean gap, covariance), for the joint law of the trajectory."""
+    with _working_precision(la):
+        G, S, track = _chain([pair], keep)
+    return la.adopt(G), la.adopt(S), [tuple(map(la.adopt, item)) for item in track]
 
 
 def _quadratic_form(la: _Linalg, S, d) -> object:
@@ -232,13 +268,18 @@ def _quadratic_form(la: _Linalg, S, d) -> object:
     return total
 
 
-def _release(la: _Linalg, release: Sequence[Sequence[float]] | None, d: int):
+def _release_rows(release: Sequence[Sequence[float]] | None, d: int) -> Matrix | None:
     if release is None:
         return None
     P = _matrix("release", release)
     if len(P[0]) != d:
         raise ParameterError(f"release must have {d} columns (the state dimension), got {len(P[0])}")
-    return la.matrix(P)
+    return P
+
+
+def _release(la: _Linalg, release: Sequence[Sequence[float]] | None, d: int):
+    P = _release_rows(release, d)
+    return None if P is None else la.matrix(P)
 
 
 def _is_zero(la: _Linalg, v) -> bool:
@@ -399,16 +440,17 @@ def assignment_gram(pairs: Sequence[LinearGaussianPair], release: Sequence[Seque
         raise ParameterError("a mixture needs at least one assignment")
     _shared_chain(pairs)
     la = _Linalg()
-    P = _release(la, release, pairs[0].dim)
-    gaps, S = [], None
-    for pair in pairs:
-        gap, cov, _ = _propagate(pair, la)
-        gaps.append(gap if P is None else P * gap)
-        S = S if S is not None else (cov if P is None else P * cov * la.T(P))
-    m = len(gaps)
+    with _working_precision(la):
+        G, S, _ = _chain(pairs)
+        rows = _release_rows(release, pairs[0].dim)
+        if rows is not None:
+            P = _arb_matrix(rows, {})
+            G, S = P * G, P * S * P.transpose()
+    m = len(pairs)
     if la.rigorous:
-        solved = [S.solve(g) for g in gaps] if m else []
-        return [[(la.T(gaps[i]) * solved[j])[0, 0] for j in range(m)] for i in range(m)]
+        return (G.transpose() * S.solve(G)).tolist()
+    G, S = la.adopt(G), la.adopt(S)
+    gaps = [G[:, j] for j in range(m)]
     return [[_bilinear(la, S, gaps[i], gaps[j]) for j in range(m)] for i in range(m)]
 
 
@@ -466,14 +508,15 @@ def renyi_mixture_series(gram: Sequence[Sequence], weights: Sequence, alpha: int
     return N.log1p(excess) / (alpha - 1)
 
 
-def _series_resolved(pairs: Sequence[LinearGaussianPair], weights: Sequence, alpha: int,
+def _series_resolved(gram: list, pairs: Sequence[LinearGaussianPair], weights: Sequence, alpha: int,
                      release: Sequence[Sequence[float]] | None):
-    """The mixture series at TRUTH_DPS digits (more for an ill-conditioned covariance, `_resolved`), and again with
-    the digits its terms of both signs cancelled (shifts pointing apart, R much smaller than each term) added."""
+    """The mixture series from `gram` (the Gram matrix `_resolved` gives at TRUTH_DPS digits), and again from one
+    with the digits its terms of both signs cancelled (shifts pointing apart, R much smaller than each term) added."""
     dps = TRUTH_DPS
     while True:
         with mpmath.workdps(dps):
-            gram = _resolved(lambda: assignment_gram(pairs, release), dps)
+            if dps > TRUTH_DPS:
+                gram = _resolved(lambda: assignment_gram(pairs, release), dps)
             if any(mpmath.isinf(g) for row in gram for g in row):
                 return mpmath.inf
             excess, size = _mixture_excess(gram, weights, int(alpha))
@@ -526,7 +569,7 @@ def assignment_mixture_truth(pairs: Sequence[LinearGaussianPair], alpha: float, 
 
     if int(alpha) != alpha or alpha < 2:
         raise ParameterError(f"the mixture series needs an integer alpha >= 2, got {alpha}")
-    value = _series_resolved(pairs, weights, int(alpha), release)
+    value = _series_resolved(gram, pairs, weights, int(alpha), release)
     return Truth.exact(float(value), f"{what}: R(P_D || P_D') of the mixture over {m} assignments (integer-order "
                                      f"series over compositions, shifts from the exact chain at 50 digits or more)",
                        enclose=enclose)
