@@ -24,35 +24,55 @@ def _affordable(steps: int) -> None:
         raise ResourceLimitError(f"the recursion would run {steps} steps (cap {MAX_STEPS})")
 
 
-def _noise(N: Any, o: Any, o_last: Any, o_rate: Any, m: int, t: int) -> Any:
-    k, j = divmod(t, m)
-    return (o_last if j == m - 1 else o) * N.mpf(o_rate) ** k
+class _Schedule:
+    """The numbers every batch position of one bound shares, each computed once: the noise o_t = o(k, j), and the
+    inverse LSI constants V_t of Lemma C.3 by its recursion and by its closed form."""
+
+    def __init__(self, N: Any, m: int, eta: Any, LF: Any, LT: Any, o: Any, o_last: Any, o_rate: Any) -> None:
+        self.N, self.m, self.eta, self.LF, self.LT = N, m, eta, LF, LT
+        self.o, self.o_last, self.o_rate = o, o_last, o_rate
+        self._rates: dict[int, Any] = {}  # k -> o_rate^k
+        self._powers: dict[int, Any] = {}  # p -> (L_F L_T)^(2 p)
+        self._recursion: list = [N.mpf(0)]
+        self._closed: dict[int, Any] = {}
+
+    def noise(self, t: int) -> Any:
+        k, j = divmod(t, self.m)
+        if k not in self._rates:
+            self._rates[k] = self.N.mpf(self.o_rate) ** k
+        return (self.o_last if j == self.m - 1 else self.o) * self._rates[k]
+
+    def inverse_lsi(self, total: int) -> list:
+        """V_0 .. V_total of Lemma C.3: V_{t+1} = L_T^2 (L_F^2 V_t + 2 eta o_t), V_0 = 0."""
+        _affordable(total)
+        V, LF, LT = self._recursion, self.LF, self.LT
+        for t in range(len(V) - 1, total):
+            V.append(LT**2 * (LF**2 * V[-1] + 2 * self.eta * self.noise(t)))
+        return V[:total + 1]
+
+    def inverse_lsi_closed(self, t: int) -> Any:
+        """Lemma C.3's closed form: V_t = 2 eta L_T^2 sum_{t' < t} o_t' (L_F L_T)^(2 (t - t' - 1))."""
+        if t not in self._closed:
+            N = self.N
+            self._closed[t] = 2 * self.eta * self.LT**2 * sum(
+                (self.noise(s) * self._power(t - s - 1) for s in range(t)), N.mpf(0))
+        return self._closed[t]
+
+    def _power(self, p: int) -> Any:
+        if p not in self._powers:
+            self._powers[p] = ((self.LF * self.LT) ** 2) ** p
+        return self._powers[p]
 
 
-def _inverse_lsi(N: Any, total: int, m: int, eta: Any, LF: Any, LT: Any, o: Any, o_last: Any, o_rate: Any) -> list:
-    """V_0 .. V_total of Lemma C.3: V_{t+1} = L_T^2 (L_F^2 V_t + 2 eta o_t), V_0 = 0."""
-    _affordable(total)
-    V = [N.mpf(0)]
-    for t in range(total):
-        V.append(LT**2 * (LF**2 * V[-1] + 2 * eta * _noise(N, o, o_last, o_rate, m, t)))
-    return V
-
-
-def _inverse_lsi_closed(N: Any, t: int, m: int, eta: Any, LF: Any, LT: Any, o: Any, o_last: Any, o_rate: Any) -> Any:
-    """Lemma C.3's closed form: V_t = 2 eta L_T^2 sum_{t' < t} o_t' (L_F L_T)^(2 (t - t' - 1))."""
-    L2 = (LF * LT) ** 2
-    return 2 * eta * LT**2 * sum((_noise(N, o, o_last, o_rate, m, s) * L2 ** (t - s - 1) for s in range(t)), N.mpf(0))
-
-
-def _per_batch(N: Any, K: int, m: int, b: Any, eta: Any, S: Any, LF: Any, LT: Any, o: Any, o_last: Any,
-               o_rate: Any, j0: int, exponent: Any, output_c: bool) -> Any:
+def _per_batch(run: _Schedule, K: int, b: Any, S: Any, j0: int, exponent: Any, output_c: bool) -> Any:
     """x_j0 by Corollary 4.5 step by step: + eta S^2/(4 b^2 o_t) at the record's steps (case 2), times
     (1 + 2 eta o_t c/L_F^2)^(-exponent) at the others (case 1), c the LSI constant of the step's input (or, with
     `output_c`, of its output: the reading of the proof text, eqs. 33-34)."""
-    V = _inverse_lsi(N, K * m, m, eta, LF, LT, o, o_last, o_rate)
+    N, m, eta, LF = run.N, run.m, run.eta, run.LF
+    V = run.inverse_lsi(K * m)
     x = N.mpf(0)
     for t in range(K * m):
-        o_t = _noise(N, o, o_last, o_rate, m, t)
+        o_t = run.noise(t)
         if t % m == j0:
             x = x + eta * S**2 / (4 * b**2 * o_t)
         elif t > 0 or output_c:  # at t = 0 the input is the point mass and x = 0 already
@@ -79,7 +99,7 @@ class LSIRecursion(RecursiveBound):
     def compute(cls, N, steps, m, eta, LF, LT, o, o_last, o_rate):
         if steps == 0:
             return N.inf
-        return 1 / _inverse_lsi(N, steps, m, eta, LF, LT, o, o_last, o_rate)[-1]
+        return 1 / _Schedule(N, m, eta, LF, LT, o, o_last, o_rate).inverse_lsi(steps)[-1]
 
 
 class LSIClosedForm(RecursiveBound):
@@ -92,7 +112,7 @@ class LSIClosedForm(RecursiveBound):
     def compute(cls, N, steps, m, eta, LF, LT, o, o_last, o_rate):
         if steps == 0:
             return N.inf
-        return 1 / _inverse_lsi_closed(N, steps, m, eta, LF, LT, o, o_last, o_rate)
+        return 1 / _Schedule(N, m, eta, LF, LT, o, o_last, o_rate).inverse_lsi_closed(steps)
 
 
 class _Theorem46(RecursiveBound):
@@ -104,15 +124,15 @@ class _Theorem46(RecursiveBound):
     output_c = False
 
     @classmethod
-    def per_batch(cls, N, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0):
-        exponent = 1 / LT**2 if cls.lt_exponent else N.mpf(1)
-        return _per_batch(N, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0, exponent, cls.output_c)
+    def per_batch(cls, run: _Schedule, K: int, b: Any, S: Any, j0: int) -> Any:
+        exponent = 1 / run.LT**2 if cls.lt_exponent else run.N.mpf(1)
+        return _per_batch(run, K, b, S, j0, exponent, cls.output_c)
 
     @classmethod
     def compute(cls, N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate):
         _affordable(K * m * m)
-        return _mixture(N, alpha, [cls.per_batch(N, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j)
-                                   for j in range(m)])
+        run = _Schedule(N, m, eta, LF, LT, o, o_last, o_rate)
+        return _mixture(N, alpha, [cls.per_batch(run, K, b, S, j) for j in range(m)])
 
 
 class Theorem46Corrected(_Theorem46):
@@ -142,7 +162,7 @@ class _PerBatch(RecursiveBound):
 
     @classmethod
     def compute(cls, N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0):
-        return alpha * cls.theorem.per_batch(N, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0)
+        return alpha * cls.theorem.per_batch(_Schedule(N, m, eta, LF, LT, o, o_last, o_rate), K, b, S, j0)
 
 
 class PerBatchCorrected(_PerBatch):
@@ -161,18 +181,12 @@ class PerBatchOutputLSI(_PerBatch):
     theorem = Theorem46OutputLSI
 
 
-def _closed_terms(N, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0, printed: bool):
+def _closed_terms(run: _Schedule, K: int, b: Any, S: Any, j0: int, printed: bool) -> Any:
     """sum_k eps_K(alpha, j0, k)/alpha of eq. (9) as printed (`printed`) or corrected, c from Lemma C.3's closed
     form. Corrected: (c_k^{j0+1}/c_K^0 (L_F L_T)^(-2 n1) prod_{l=k+1}^{K-1} c_l^{j0+1}/c_l^{j0})^(-1), n1 =
     (m - 1)(K - k) - j0 case-1 steps; printed: c_K^{m-1} for c_K^0, l = k..K, exponent -1/L_T^2. An index past the
     run extends the recursion; c_l^m is c_{l+1}^0."""
-    cache: dict[int, Any] = {}
-
-    def V(t: int) -> Any:
-        if t not in cache:
-            cache[t] = _inverse_lsi_closed(N, t, m, eta, LF, LT, o, o_last, o_rate)
-        return cache[t]
-
+    N, m, eta, LF, LT, V = run.N, run.m, run.eta, run.LF, run.LT, run.inverse_lsi_closed
     _affordable((2 * K + 3) * (K + 2) * m)  # at most 2K + 3 distinct V_t, each a sum of <= (K + 2) m terms
 
     exponent = 1 / LT**2 if printed else N.mpf(1)
@@ -189,7 +203,7 @@ def _closed_terms(N, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0, printed: bo
             ratio = ratio * V(top) / V(bottom)
         count = (m - 1) * (K - k) - j0
         term = ratio * (LF * LT) ** (-2 * count)
-        total = total + eta * S**2 / (4 * b**2 * _noise(N, o, o_last, o_rate, m, k * m + j0)) * term ** (-exponent)
+        total = total + eta * S**2 / (4 * b**2 * run.noise(k * m + j0)) * term ** (-exponent)
     return total
 
 
@@ -198,16 +212,16 @@ class Theorem46Printed(_Theorem46):
     c_0^1/c_0^0 = 0 under the paper's point-mass start)."""
 
     @classmethod
-    def per_batch(cls, N, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0):
-        return _closed_terms(N, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0, True)
+    def per_batch(cls, run: _Schedule, K: int, b: Any, S: Any, j0: int) -> Any:
+        return _closed_terms(run, K, b, S, j0, True)
 
 
 class Theorem46ClosedForm(_Theorem46):
     """Theorem 4.6 corrected, in closed form (eq. 9 with c_K^0, l = k+1..K-1, exponent -1)."""
 
     @classmethod
-    def per_batch(cls, N, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0):
-        return _closed_terms(N, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0, False)
+    def per_batch(cls, run: _Schedule, K: int, b: Any, S: Any, j0: int) -> Any:
+        return _closed_terms(run, K, b, S, j0, False)
 
 
 class PerBatchPrinted(_PerBatch):
@@ -226,5 +240,6 @@ class CompositionBaseline(RecursiveBound):
     @classmethod
     def compute(cls, N, alpha, K, m, b, eta, S, o, o_last, o_rate, j0):
         batches = range(m) if j0 < 0 else (int(j0),)
-        sums = [sum((1 / _noise(N, o, o_last, o_rate, m, k * m + j) for k in range(K)), N.mpf(0)) for j in batches]
+        run = _Schedule(N, m, None, None, None, o, o_last, o_rate)
+        sums = [sum((1 / run.noise(k * m + j) for k in range(K)), N.mpf(0)) for j in batches]
         return alpha * eta * S**2 / (4 * b**2) * N.maximum(*sums)
