@@ -13,8 +13,18 @@ import mpmath
 from verify.errors import AssumptionError, ParameterError, UndefinedBoundError
 from verify.families import family as get_family
 from verify.limits import deadline, truth_deadline
-from verify.memo import truth_of
-from verify.model import Application, Direction, FromFamily, Theorem, as_number, check_declared_domain, evaluate
+from verify.memo import remembered, truth_of
+from verify.model import (
+    Application,
+    Direction,
+    Family,
+    FromFamily,
+    Quantity,
+    Theorem,
+    as_number,
+    check_declared_domain,
+    evaluate,
+)
 from verify.results import CompanionValue, Method, PointCertificate, PointResult, Truth, Verdict
 from verify.rigorous import TIE_RTOL, certify_point, degenerate, enclosure_ratio_margin
 from verify.truth.renyi_estimator import too_weak
@@ -78,6 +88,12 @@ def _derived(expr, values: Mapping[str, float], name: str, theorem: Theorem):
         raise UndefinedBoundError(f"{theorem.id}: {name} = {expr} is undefined at {_shown(values)} ({err})") from None
 
 
+def _validated(fam: Family, quantity: Quantity, params: Mapping[str, float]) -> dict[str, float]:
+    """`fam.validate(quantity, params)`, once per point while a memo is active (a failure is raised every time)."""
+    key = ("validate", fam.name, quantity, tuple(sorted(params.items())))
+    return dict(remembered(key, lambda: fam.validate(quantity, params)))
+
+
 def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> tuple[dict, dict, dict]:
     """Family parameters and theorem-symbol values at a point: defaults filled, symbols bound, all checked; and the
     truths behind the symbols bound to a family quantity (their floats are rounded: the rigorous fallback encloses
@@ -104,8 +120,8 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
             if name in family_names and not math.isfinite(float(values[name])):  # a default that overflows a float
                 raise UndefinedBoundError(f"{theorem.id}: {name} = {expr} is {float(values[name])} at "
                                           f"{_shown(values)}: no instance of family {fam.name} has it")
-    family_params = fam.validate(theorem.quantity, {k: v for k, v in values.items()
-                                                    if k in fam.parameter_names(theorem.quantity)})
+    family_params = _validated(fam, theorem.quantity, {k: v for k, v in values.items()
+                                                       if k in fam.parameter_names(theorem.quantity)})
     from_family: dict[str, Truth] = {}
     settled = set()  # checked before the bindings, on symbols no binding changes: not checked again below
     for a in theorem.assumptions:  # those decidable before the bindings: a bind is evaluated only where they hold
@@ -118,7 +134,7 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
         if isinstance(target, FromFamily):
             needed = {k: v for k, v in values.items() if k in fam.parameter_names(target.quantity)}
             needed |= {k: _real(evaluate(e, values), k, theorem) for k, e in target.at.items()}
-            truth = truth_of(fam, target.quantity, fam.validate(target.quantity, needed))
+            truth = truth_of(fam, target.quantity, _validated(fam, target.quantity, needed))
             if truth.method is Method.MONTE_CARLO:
                 raise ParameterError(f"{theorem.id}: {name} needs a computed {target.quantity.value}, not an "
                                      f"estimate")
@@ -189,7 +205,13 @@ def _shown(values: Mapping[str, float]) -> str:
 
 
 def _companion(other: Theorem, family: str, point: Mapping[str, float], truth: Truth) -> CompanionValue | None:
-    """`other` evaluated at the same point, or None where its own assumptions exclude the point."""
+    """`other` evaluated at the same point, or None where its own assumptions exclude the point (once per point and
+    truth interval while a memo is active: the entries on one family share grid points and companions)."""
+    key = ("companion", other.id, family, tuple(sorted(point.items())), truth.value, truth.lower, truth.upper)
+    return remembered(key, lambda: _companion_value(other, family, point, truth))
+
+
+def _companion_value(other: Theorem, family: str, point: Mapping[str, float], truth: Truth) -> CompanionValue | None:
     app = other.application(family)
     if app is None:
         return None
