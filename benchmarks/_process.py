@@ -43,10 +43,13 @@ def _tree_rss(root: int) -> tuple[float, float]:
     return sum(sizes) / 2**20, max(sizes, default=0) / 2**20
 
 
-def measure(args: list[str], interval: float = 0.05, cwd: Path | None = None) -> Measured:
-    """Run `args`, sampling the memory of its process tree every `interval` seconds."""
+def measure(args: list[str], interval: float = 0.05, cwd: Path | None = None,
+            env: dict[str, str] | None = None) -> Measured:
+    """Run `args` (with `env` added to the environment), sampling the memory of its process tree every `interval`
+    seconds."""
     start = time.perf_counter()
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd)
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd,
+                            env={**os.environ, **env} if env else None)
     total = single = 0.0
     sampling = Path("/proc").is_dir()
     while proc.poll() is None:
