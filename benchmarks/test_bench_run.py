@@ -31,7 +31,7 @@ def _folder_mb(path: Path) -> float:
 
 
 @pytest.mark.parametrize("tree", TREES)
-@pytest.mark.parametrize(("label", "falsify", "seconds"), [("default falsifier", [], 120.0),
+@pytest.mark.parametrize(("label", "falsify", "seconds"), [("default falsifier", [], 60.0),
                                                            ("grid only", ["--falsify", "0"], 20.0)])
 def test_whole_catalog_run(benchmark, tmp_path, tree, label, falsify, seconds):
     out = tmp_path / "results.json"
