@@ -11,6 +11,7 @@ j0, and the mixture over a uniform j0 is eq. (39): 1/(alpha - 1) log mean_j0 exp
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from verify.errors import ResourceLimitError
@@ -58,25 +59,38 @@ class _Schedule:
                 (self.noise(s) * self._power(t - s - 1) for s in range(t)), N.mpf(0))
         return self._closed[t]
 
+    def case_steps(self, K: int, b: Any, S: Any, lt_exponent: bool, output_c: bool,
+                   batches: Sequence[int]) -> list[tuple[Any, Any]]:
+        """Per step t < K m of Corollary 4.5, the same for every j0: (case 2's increment eta S^2/(4 b^2 o_t),
+        case 1's factor (1 + 2 eta o_t/(L_F^2 V_t'))^(-exponent)), t' = t + 1 with `output_c`, else t; each only
+        where a j0 in `batches` takes that case (else None; no factor at t = 0 without `output_c`: the input is the
+        point mass); exponent 1/L_T^2 with `lt_exponent`, else 1."""
+        N, m, eta, LF = self.N, self.m, self.eta, self.LF
+        exponent = 1 / self.LT**2 if lt_exponent else N.mpf(1)
+        V = self.inverse_lsi(K * m)
+        rows = []
+        for t in range(K * m):
+            o_t = self.noise(t)
+            case1 = (t > 0 or output_c) and any(j0 != t % m for j0 in batches)
+            factor = (1 + 2 * eta * o_t / (LF**2 * V[t + 1 if output_c else t])) ** (-exponent) if case1 else None
+            rows.append((eta * S**2 / (4 * b**2 * o_t) if t % m in batches else None, factor))
+        return rows
+
     def _power(self, p: int) -> Any:
         if p not in self._powers:
             self._powers[p] = ((self.LF * self.LT) ** 2) ** p
         return self._powers[p]
 
 
-def _per_batch(run: _Schedule, K: int, b: Any, S: Any, j0: int, exponent: Any, output_c: bool) -> Any:
-    """x_j0 by Corollary 4.5 step by step: + eta S^2/(4 b^2 o_t) at the record's steps (case 2), times
-    (1 + 2 eta o_t c/L_F^2)^(-exponent) at the others (case 1), c the LSI constant of the step's input (or, with
-    `output_c`, of its output: the reading of the proof text, eqs. 33-34)."""
-    N, m, eta, LF = run.N, run.m, run.eta, run.LF
-    V = run.inverse_lsi(K * m)
+def _per_batch(steps: list[tuple[Any, Any]], N: Any, m: int, j0: int) -> Any:
+    """x_j0 by Corollary 4.5 step by step (`_Schedule.case_steps`): + the increment at the record's steps (case 2),
+    times the factor at the others (case 1)."""
     x = N.mpf(0)
-    for t in range(K * m):
-        o_t = run.noise(t)
+    for t, (added, factor) in enumerate(steps):
         if t % m == j0:
-            x = x + eta * S**2 / (4 * b**2 * o_t)
-        elif t > 0 or output_c:  # at t = 0 the input is the point mass and x = 0 already
-            x = x * (1 + 2 * eta * o_t / (LF**2 * V[t + 1 if output_c else t])) ** (-exponent)
+            x = x + added
+        elif factor is not None:
+            x = x * factor
     return x
 
 
@@ -124,15 +138,16 @@ class _Theorem46(RecursiveBound):
     output_c = False
 
     @classmethod
-    def per_batch(cls, run: _Schedule, K: int, b: Any, S: Any, j0: int) -> Any:
-        exponent = 1 / run.LT**2 if cls.lt_exponent else run.N.mpf(1)
-        return _per_batch(run, K, b, S, j0, exponent, cls.output_c)
+    def per_batches(cls, run: _Schedule, K: int, b: Any, S: Any, batches: Sequence[int]) -> list:
+        """x_j0 for each j0 in `batches` (the bound on R_alpha/alpha given the record's batch)."""
+        steps = run.case_steps(K, b, S, cls.lt_exponent, cls.output_c, batches)
+        return [_per_batch(steps, run.N, run.m, j0) for j0 in batches]
 
     @classmethod
     def compute(cls, N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate):
         _affordable(K * m * m)
         run = _Schedule(N, m, eta, LF, LT, o, o_last, o_rate)
-        return _mixture(N, alpha, [cls.per_batch(run, K, b, S, j) for j in range(m)])
+        return _mixture(N, alpha, cls.per_batches(run, K, b, S, range(m)))
 
 
 class Theorem46Corrected(_Theorem46):
@@ -162,7 +177,7 @@ class _PerBatch(RecursiveBound):
 
     @classmethod
     def compute(cls, N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0):
-        return alpha * cls.theorem.per_batch(_Schedule(N, m, eta, LF, LT, o, o_last, o_rate), K, b, S, j0)
+        return alpha * cls.theorem.per_batches(_Schedule(N, m, eta, LF, LT, o, o_last, o_rate), K, b, S, [j0])[0]
 
 
 class PerBatchCorrected(_PerBatch):
@@ -212,16 +227,16 @@ class Theorem46Printed(_Theorem46):
     c_0^1/c_0^0 = 0 under the paper's point-mass start)."""
 
     @classmethod
-    def per_batch(cls, run: _Schedule, K: int, b: Any, S: Any, j0: int) -> Any:
-        return _closed_terms(run, K, b, S, j0, True)
+    def per_batches(cls, run: _Schedule, K: int, b: Any, S: Any, batches: Sequence[int]) -> list:
+        return [_closed_terms(run, K, b, S, j0, True) for j0 in batches]
 
 
 class Theorem46ClosedForm(_Theorem46):
     """Theorem 4.6 corrected, in closed form (eq. 9 with c_K^0, l = k+1..K-1, exponent -1)."""
 
     @classmethod
-    def per_batch(cls, run: _Schedule, K: int, b: Any, S: Any, j0: int) -> Any:
-        return _closed_terms(run, K, b, S, j0, False)
+    def per_batches(cls, run: _Schedule, K: int, b: Any, S: Any, batches: Sequence[int]) -> list:
+        return [_closed_terms(run, K, b, S, j0, False) for j0 in batches]
 
 
 class PerBatchPrinted(_PerBatch):
