@@ -83,17 +83,20 @@ SAMPLED_GAUSSIAN = Family(
 )
 
 
-PLD_WIDTHS = (0.5, 0.1, 1e-2)  # eps widths of the PLD bracket, coarsest first; the last is the family's promise
-PLD_REL = 0.1  # the first level whose bracket is this narrow relative to its value is taken (mid within 5%)
+PLD_WIDTHS = (0.5, 0.1, 1e-2)  # eps widths of the PLD bracket, coarsest first; the last only to decide a verdict
+PLD_REL = 0.1  # the first level whose bracket is this narrow relative to its value, or at most PLD_ENOUGH wide, ...
+PLD_ENOUGH = 0.1  # ... is taken; a finer one only while a verdict is undecided (the cost grows as steps / width)
 
 
 def _pld_truth(bracket: Callable[[float], PLDBracket], what: str, widths: tuple[float, ...] = PLD_WIDTHS) -> Truth:
-    """A grid truth from the PLD bracket of the coarsest width in `widths` that is within PLD_REL of its value (or
-    the finest), whose enclosure is that bracket and whose `refine` is the next finer width: the composition cost
-    grows with steps / width, and a coarse bracket decides most bounds (the checker refines while it cannot)."""
+    """A grid truth from the PLD bracket of the coarsest width in `widths` that is at most PLD_ENOUGH wide or within
+    PLD_REL of its value (or the finest), whose enclosure is that bracket and whose `refine` is the next finer width:
+    the composition cost grows with steps / width, and a coarse bracket decides most bounds (the checker refines
+    while it cannot)."""
     for i, width in enumerate(widths):
         b = bracket(width)
-        if i == len(widths) - 1 or b.upper - b.lower <= PLD_REL * max(abs(b.lower), abs(b.upper)):
+        if i == len(widths) - 1 or width <= PLD_ENOUGH or b.upper - b.lower <= PLD_REL * max(abs(b.lower),
+                                                                                             abs(b.upper)):
             break
     finer = widths[i + 1:]
 
@@ -134,8 +137,8 @@ SAMPLED_GAUSSIAN_COMPOSED = Family(
             _DELTA: _composed_delta,
             _DP_SIGNED: lambda q, sigma, steps, delta: _composed_epsilon(q, sigma, steps, delta, signed=True),
             _DP_ADD: lambda q, sigma, steps, delta: _composed_epsilon(q, sigma, steps, delta, one_sided=True)},
-    method="privacy-loss distribution with a proven two-sided bracket (eps width 0.5, 0.1 or 1e-2: the coarsest "
-           "within 10% of its value, refined while a verdict is undecided)",
+    method="privacy-loss distribution with a proven two-sided bracket (eps width 0.5 where that is within 10% of "
+           "its value, else 0.1; 1e-2 while a verdict is undecided)",
     expensive=True,
 )
 
