@@ -65,15 +65,16 @@ class _Schedule:
         case 1's factor (1 + 2 eta o_t/(L_F^2 V_t'))^(-exponent)), t' = t + 1 with `output_c`, else t; each only
         where a j0 in `batches` takes that case (else None; no factor at t = 0 without `output_c`: the input is the
         point mass); exponent 1/L_T^2 with `lt_exponent`, else 1."""
-        N, m, eta, LF = self.N, self.m, self.eta, self.LF
-        exponent = 1 / self.LT**2 if lt_exponent else N.mpf(1)
+        N, m = self.N, self.m
+        power = -(1 / self.LT**2 if lt_exponent else N.mpf(1))
         V = self.inverse_lsi(K * m)
+        two_eta, LF2, numer, denom = 2 * self.eta, self.LF**2, self.eta * S**2, 4 * b**2
         rows = []
         for t in range(K * m):
             o_t = self.noise(t)
             case1 = (t > 0 or output_c) and any(j0 != t % m for j0 in batches)
-            factor = (1 + 2 * eta * o_t / (LF**2 * V[t + 1 if output_c else t])) ** (-exponent) if case1 else None
-            rows.append((eta * S**2 / (4 * b**2 * o_t) if t % m in batches else None, factor))
+            factor = (1 + two_eta * o_t / (LF2 * V[t + 1 if output_c else t])) ** power if case1 else None
+            rows.append((numer / (denom * o_t) if t % m in batches else None, factor))
         return rows
 
     def _power(self, p: int) -> Any:

@@ -108,11 +108,13 @@ def block_pair(eta, mu, beta, kappa_h, S, b, m, steps, o, o_last, o_rate, wd, j0
         a = _contraction(eta, kappa_h, beta, mu)
         shift = eta_ * mpmath.mpf(S) / int(b)
         tau = 1 / (1 + eta_ * mpmath.mpf(wd))
-        chain = []
+        chain, made = [], {}  # equal steps built and validated once
         for t in range(int(steps)):
-            v = 2 * eta_ * noise_at(o, o_last, o_rate, m, t)
-            step = AffineStep.make([[a]], [shift if t % m == int(j0) else 0], [[v]], [0])
-            chain.append(step.then([[tau]]) if wd > 0 else step)
+            key = (t % m == int(j0), 2 * eta_ * noise_at(o, o_last, o_rate, m, t))
+            if key not in made:
+                step = AffineStep.make([[a]], [shift if key[0] else 0], [[key[1]]], [0])
+                made[key] = step.then([[tau]]) if wd > 0 else step
+            chain.append(made[key])
     return LinearGaussianPair.make(chain)
 
 
@@ -128,10 +130,11 @@ def coupled_pair(eta, lam, mu_c, S, b, m, K, o, j0) -> LinearGaussianPair:
         u_map = [[1 - e * (lm + c), e * c], [0, 1]]
         v_map = [[1, 0], [e * c, 1 - e * c]]
         v_step = AffineStep.make(v_map, [0, 0], [[0, 0], [0, v]])
+        u_steps = {record: AffineStep.make(u_map, [shift if record else 0, 0], [[v, 0], [0, 0]], [0, 0])
+                   for record in (False, True)}
         chain = []
         for t in range(int(K) * m):
-            chain.append(AffineStep.make(u_map, [shift if t % m == int(j0) else 0, 0], [[v, 0], [0, 0]], [0, 0]))
-            chain.append(v_step)
+            chain.extend((u_steps[t % m == int(j0)], v_step))
     return LinearGaussianPair.make(chain)
 
 

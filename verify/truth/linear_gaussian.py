@@ -242,9 +242,14 @@ def _quadratic_form(la: _Linalg, S, d) -> object:
         except ZeroDivisionError:
             raise NotEnclosable("the released covariance is singular or too close to singular for Arb") from None
         return (la.T(d) * x)[0, 0]
+    return _range_form(S)(d)
+
+
+def _range_form(S) -> Callable[[object], mpmath.mpf]:
+    """d -> d^T S^+ d for an mpmath covariance S, from one eigen-decomposition: +inf where d leaves the range of S."""
     n = S.rows
     if n == 0:
-        return mpmath.mpf(0)
+        return lambda d: mpmath.mpf(0)
     sym = (S + S.T) / 2
     values, vectors = mpmath.eigsy(sym)
     scale = max(abs(v) for v in values) or mpmath.mpf(1)
@@ -256,16 +261,21 @@ def _quadratic_form(la: _Linalg, S, d) -> object:
         raise _Indefinite(f"the released covariance is not positive semi-definite (eigenvalue "
                           f"{mpmath.nstr(min(values), 3)}); a coordinate that is a deterministic function of others "
                           "belongs in a post map (AffineStep.then), not in a rounded covariance")
-    coords = vectors.T * d
-    size = max(abs(d[i, 0]) for i in range(n)) or mpmath.mpf(1)
-    total = mpmath.mpf(0)
-    for k in range(n):
-        if values[k] <= tol * scale:
-            if abs(coords[k, 0]) > tol * size * 1e5:
-                return mpmath.inf
-            continue
-        total += coords[k, 0] ** 2 / values[k]
-    return total
+    basis = vectors.T
+
+    def form(d) -> mpmath.mpf:
+        coords = basis * d
+        size = max(abs(d[i, 0]) for i in range(n)) or mpmath.mpf(1)
+        total = mpmath.mpf(0)
+        for k in range(n):
+            if values[k] <= tol * scale:
+                if abs(coords[k, 0]) > tol * size * 1e5:
+                    return mpmath.inf
+                continue
+            total += coords[k, 0] ** 2 / values[k]
+        return total
+
+    return form
 
 
 def _release_rows(release: Sequence[Sequence[float]] | None, d: int) -> Matrix | None:
@@ -449,16 +459,16 @@ def assignment_gram(pairs: Sequence[LinearGaussianPair], release: Sequence[Seque
     m = len(pairs)
     if la.rigorous:
         return (G.transpose() * S.solve(G)).tolist()
-    G, S = la.adopt(G), la.adopt(S)
+    G, form = la.adopt(G), _range_form(la.adopt(S))
     gaps = [G[:, j] for j in range(m)]
-    return [[_bilinear(la, S, gaps[i], gaps[j]) for j in range(m)] for i in range(m)]
+    return [[_bilinear(form, gaps[i], gaps[j]) for j in range(m)] for i in range(m)]
 
 
-def _bilinear(la: _Linalg, S, u, v):
-    """u^T S^+ v by polarisation of the range-checked quadratic form."""
+def _bilinear(form: Callable[[object], mpmath.mpf], u, v):
+    """u^T S^+ v by polarisation of the range-checked quadratic form of S."""
     if u is v:
-        return _quadratic_form(la, S, u)
-    plus, minus = _quadratic_form(la, S, u + v), _quadratic_form(la, S, u - v)
+        return form(u)
+    plus, minus = form(u + v), form(u - v)
     if mpmath.isinf(plus) or mpmath.isinf(minus):
         return mpmath.inf
     return (plus - minus) / 4
@@ -477,13 +487,12 @@ def _mixture_excess(gram: Sequence[Sequence], weights: Sequence, alpha: int):
     log_w = [N.log(N.mpf(w) / total_w) if w > 0 else None for w in weights]
     excess = size = N.mpf(0)
     for counts in compositions(alpha, m):
-        if any(c and log_w[j] is None for j, c in enumerate(counts)):
+        used = [(j, c) for j, c in enumerate(counts) if c]  # the parts equal to 0 add exact zeros
+        if any(log_w[j] is None for j, _ in used):
             continue
-        quad = sum((counts[i] * counts[j] * gram[i][j] for i in range(m) for j in range(m) if counts[i] and counts[j]),
-                   N.mpf(0))
-        diag = sum((counts[j] * gram[j][j] for j in range(m) if counts[j]), N.mpf(0))
-        log_p = log_fact[alpha] - sum(log_fact[c] for c in counts) + sum(
-            (c * log_w[j] for j, c in enumerate(counts) if c), N.mpf(0))
+        quad = sum((ci * cj * gram[i][j] for i, ci in used for j, cj in used), N.mpf(0))
+        diag = sum((c * gram[j][j] for j, c in used), N.mpf(0))
+        log_p = log_fact[alpha] - sum(log_fact[c] for c in counts) + sum((c * log_w[j] for j, c in used), N.mpf(0))
         term = N.exp(log_p) * N.expm1((quad - diag) / 2)
         excess += term
         size += abs(term)
