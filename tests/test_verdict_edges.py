@@ -62,6 +62,27 @@ def test_an_infinite_bound_is_judged_by_the_extended_real_order(side, bound, tru
     assert verdict is (Verdict.HOLDS if holds else Verdict.VIOLATED)
 
 
+@SETTINGS
+@given(side=st.sampled_from(["upper", "lower", "exact"]), sign=st.sampled_from([1, -1]),
+       grows=st.booleans(), a=st.integers(746, 20_000),
+       truth=st.one_of(st.floats(-1e300, 1e300, allow_nan=False).filter(lambda t: t == 0 or abs(t) > 1e-300)))
+def test_a_bound_beyond_the_floats_is_decided_by_its_digits_and_certified_where_it_fails(side, sign, grows, a, truth):
+    """A bound that over- or underflows a float (+-exp(+-a)) is judged on its 50-digit value (mpmath's order of
+    that value against the truth's float is the reference); a HOLDS far from a normal-float truth needs no Arb
+    re-check, a VIOLATED always carries one."""
+    _family("edge_constant", lambda a: _exact_truth(1.0))
+    theorem = user_theorem(f"{'-' if sign < 0 else ''}exp({'' if grows else '-'}a)", "edge_constant", side)
+    bound = theorem.value({"a": float(a)})
+    verdict, cert = judge(theorem, {"a": float(a)}, bound, _exact_truth(truth))
+    with mpmath.workdps(60):
+        exact = sign * mpmath.exp(a if grows else -a)
+    holds = {"upper": exact >= truth, "lower": exact <= truth, "exact": False}[side]
+    assert verdict is (Verdict.HOLDS if holds else Verdict.VIOLATED)
+    assert (cert is None) == (holds and truth != 0)  # a zero float truth may be an underflow: re-checked in Arb
+    if cert is not None:
+        assert cert.verdict is verdict
+
+
 # ---- a float is not a ball ---------------------------------------------------------------------------------------
 
 @SETTINGS

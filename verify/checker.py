@@ -26,7 +26,7 @@ from verify.model import (
     evaluate,
 )
 from verify.results import CompanionValue, Method, PointCertificate, PointResult, Truth, Verdict
-from verify.rigorous import TIE_RTOL, certify_point, degenerate, enclosure_ratio_margin
+from verify.rigorous import TIE_RTOL, certify_point, degenerate, enclosure_ratio_margin, lost_in_floats
 from verify.truth.renyi_estimator import too_weak
 
 
@@ -170,6 +170,8 @@ def judge(theorem: Theorem, values: Mapping[str, float], bound: mpmath.mpf, trut
     final point is re-checked rigorously); under- and overflowed points are still re-checked."""
     fast = decide(theorem.direction, float(bound), truth)
     lost = degenerate(bound, truth) and truth.enclose is not None
+    if lost and _holds_beyond_floats(theorem.direction, bound, truth):
+        return Verdict.HOLDS, None
     undecided = (fast is Verdict.INCONCLUSIVE and truth.enclose is not None and truth.method is not Method.MONTE_CARLO)
     near = fast is Verdict.HOLDS and truth.enclose is not None and near_bound(float(bound), truth)
     if not lost and (not rigorous or (fast is not Verdict.VIOLATED and not undecided and not near)):
@@ -183,6 +185,18 @@ def decisive_truth(direction: Direction, bound: float, truth: Truth) -> Truth:
     while truth.refine is not None and decide(direction, bound, truth) is Verdict.INCONCLUSIVE:
         truth = truth.refine()
     return truth
+
+
+def _holds_beyond_floats(direction: Direction, bound: mpmath.mpf, truth: Truth) -> bool:
+    """True where only the bound left the float range (its PRECISION_DPS-digit value is finite: an overflow or an
+    underflow; the truth's float is a normal number) and, in those digits, it holds far from the truth: the standard
+    the float filter applies to any HOLDS (`near_bound`), so no Arb re-check of an expensive truth is needed."""
+    if lost_in_floats(truth.value) or not mpmath.isfinite(bound) or not lost_in_floats(float(bound), bound):
+        return False
+    if decide(direction, bound, truth) is not Verdict.HOLDS:
+        return False
+    reach = NEAR_RTOL * max(abs(bound), abs(truth.value)) + NEAR_WIDTHS * (truth.upper - truth.lower)
+    return abs(bound - truth.value) > reach
 
 
 NEAR_RTOL = 1e-6  # a float-filter HOLDS this close (relative) to an unproven truth is re-checked in Arb ...

@@ -164,14 +164,17 @@ def certify_point(direction: str, expr: sp.Expr, values: Mapping[str, Any], boun
                        f"no rigorous enclosure could be computed ({reason})", time.perf_counter() - start)
 
 
+def lost_in_floats(x: float, exact: Any = None) -> bool:
+    """True if the float `x` (of the value `exact`, where known) may have lost it: an overflow (not of an infinite
+    value), a zero (not of an exact zero) or a subnormal."""
+    if exact is not None and mpmath.isinf(exact):
+        return False
+    return math.isinf(x) or (x == 0 and (exact is None or exact != 0)) or 0 < abs(x) < 2.2250738585072014e-308
+
+
 def degenerate(bound: mpmath.mpf, truth: Truth) -> bool:
     """True if float rounding may have lost the comparison: a value that underflowed, overflowed or is subnormal."""
-    def lost(x: float, exact: Any = None) -> bool:
-        if exact is not None and mpmath.isinf(exact):
-            return False
-        return math.isinf(x) or (x == 0 and (exact is None or exact != 0)) or 0 < abs(x) < 2.2250738585072014e-308
-
-    return lost(float(bound), bound) or lost(truth.value)
+    return lost_in_floats(float(bound), bound) or lost_in_floats(truth.value)
 
 
 def enclosure_ratio_margin(direction: str, cert: PointCertificate) -> tuple[float | None, float]:
