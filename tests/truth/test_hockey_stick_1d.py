@@ -88,6 +88,23 @@ def test_epsilon_inverts_the_gaussian_profile(mu, delta):
     assert float(enc.upper - enc.lower) <= 1e-6 * float(exact)
 
 
+@pytest.mark.parametrize(("mu", "delta"), [(1.0, 1e-5), (0.2, 1e-3), (4.0, 1e-10), (10.0, 0.3), (0.01, 1e-3),
+                                           (30.0, 1e-12)])
+def test_float_epsilon_is_within_its_pad_of_the_gaussian_root(mu, delta):
+    """The float eps(delta) is well inside pnsgd_dp's 1e-9 relative pad of the 40-digit root of Balle & Wang's form."""
+    p, q = Mixture1D.of([1], [mu], [1]), Mixture1D.of([1], [0], [1])
+    value = epsilon_float(p, q, delta)
+    with mpmath.workdps(40):
+        exact = mpmath.findroot(lambda e: gaussian_delta(e, mu) - delta, value)
+    assert abs(value - exact) <= 1e-12 * exact
+
+
+def test_an_almost_distinguishable_pair_is_an_error():
+    p, q = Mixture1D.of([1], [300.0], [1]), Mixture1D.of([1], [0], [1])
+    with pytest.raises(ParameterError, match="distinguishable"):
+        epsilon_float(p, q, 1e-10)
+
+
 def test_a_profile_below_delta_at_zero_has_eps_zero():
     p, q = Mixture1D.of([1], [1e-4], [1]), Mixture1D.of([1], [0], [1])
     assert epsilon_float(p, q, 1e-3) == 0.0

@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 
 import mpmath
+import numpy as np
 import pytest
 
 from verify.errors import ParameterError
 from verify.results import Method
 from verify.truth.gaussian import renyi_gaussian_1d
-from verify.truth.mixture import renyi_mixture_1d, sgm_renyi
+from verify.truth.mixture import Mixture1D, log_sum_exp, renyi_mixture_1d, sgm_renyi
 
 
 def _reference_sgm(q: float, sigma: float, alpha: float, direction: str) -> float:
@@ -108,3 +109,40 @@ def test_mixture_1d_rejects_bad_weights():
         renyi_mixture_1d([0.5, 0.6], [0, 1], [1, 1], [1], [0], [1], 2)
     with pytest.raises(ParameterError, match="sds"):
         renyi_mixture_1d([1], [0], [-1], [1], [0], [1], 2)
+
+
+def test_float_log_density_and_masses_match_mpmath():
+    """Mixture1D's float log density (max-shifted log-sum-exp) and interval masses (infinite ends included) against
+    40-digit mpmath, inside their rounding bounds."""
+    mix = Mixture1D.of([0.2, 0.3, 0.5], [-3.0, 0.0, 40.0], [0.5, 2.0, 1.0])
+    z = np.array([-60.0, -3.0, 0.1, 20.0, 40.0, 300.0])
+    a = np.array([-math.inf, -3.5, 0.0, 39.0, 100.0, -math.inf])
+    b = np.array([-2.0, 1.0, 45.0, math.inf, math.inf, math.inf])
+    with mpmath.workdps(40):
+        def pdf(x):
+            return mpmath.fsum(w * mpmath.npdf(x, m, s) for w, m, s in zip(mix.weights, mix.means, mix.sds,
+                                                                            strict=True))
+
+        def cdf(x):
+            return mpmath.fsum(w * mpmath.ncdf(x, m, s) for w, m, s in zip(mix.weights, mix.means, mix.sds,
+                                                                            strict=True))
+
+        log_ref = [float(mpmath.log(pdf(mpmath.mpf(x)))) for x in z]
+        mass_ref = [float(cdf(mpmath.mpf(v)) - cdf(mpmath.mpf(u))) for u, v in zip(a, b, strict=True)]
+    log_pdf = mix.log_pdf_np(z)
+    for got, ref in zip(log_pdf, log_ref, strict=True):
+        assert abs(got - ref) <= 2.0**-52 * (20 + 4 * abs(ref))
+    for got, ref in zip(mix.mass(a, b), mass_ref, strict=True):
+        assert got == pytest.approx(ref, rel=1e-14, abs=1e-300)
+
+
+def test_log_sum_exp_against_mpmath():
+    x = np.array([[0.0, -1e-20, -700.0], [-np.inf, -np.inf, -np.inf], [800.0, 799.0, -5.0],
+                  [-1000.0, -1001.0, -np.inf]])
+    got = log_sum_exp(x, axis=1)
+    assert got[1] == -math.inf
+    for row, value in zip(x[[0, 2, 3]], got[[0, 2, 3]], strict=True):
+        with mpmath.workdps(40):
+            ref = mpmath.log(mpmath.fsum(mpmath.exp(mpmath.mpf(v)) for v in row if v > -math.inf))
+        assert abs(value - float(ref)) <= 2.0**-53 * (2 * 3 + 2 + abs(float(ref)))
+    assert np.array_equal(log_sum_exp(x.T, axis=0), got)

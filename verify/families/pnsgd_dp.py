@@ -23,7 +23,7 @@ from verify.truth.mixture_quad import renyi_mixture_quad_both
 from verify.truth.numbers import Enclosure
 
 _DP = Quantity.DP_EPSILON
-_PAD = 1e-9  # relative pad of the float eps(delta): brentq to 1e-13 on a delta(eps) good to ~1e-12
+_PAD = 1e-9  # relative pad of the float eps(delta): Newton on log delta to ~1e-13, on a delta(eps) good to ~1e-12
 
 
 def _pair(components, n: int, t: int, L: float, sigma: float, runs: int = 1) -> tuple[Mixture1D, Mixture1D]:

@@ -1,8 +1,9 @@
 """Tight (eps, delta) of two 1-D Gaussian mixtures, with a rigorous Arb bracket.
 
 delta(eps) = sup_A P(A) - e^eps Q(A) = int (p - e^eps q)_+ is attained on A* = {p > e^eps q}, a finite union of
-intervals whose ends are the roots of log p - log q = eps. Floats find the roots (a scan plus brentq) and sum the exact
-Phi differences over A*; eps(delta) is the root of delta(eps) = delta (brentq on log delta).
+intervals whose ends are the roots of log p - log q = eps. Floats find the roots (a scan of log p - log q, kept per
+pair for every eps, then Newton steps inside each bracket, all roots at once) and sum the exact Phi differences over
+A*; eps(delta) is the root of delta(eps) = delta (Newton on log delta, whose slope -e^eps Q(A*) / delta comes with it).
 
 The bracket (`enclose_delta`) needs no trust in the floats: for ANY set A the value P(A) - e^eps Q(A) is a lower
 bound, computed in Arb from Phi (erfc) differences. For the upper bound every panel between the float roots is cut
@@ -15,13 +16,13 @@ the window add their Arb masses. So lower <= delta(eps) <= upper holds whatever 
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
-from scipy import optimize
 
 from verify.errors import ParameterError
-from verify.truth.mixture import Mixture1D
+from verify.truth.mixture import Mixture1D, log_sum_exp
 from verify.truth.numbers import Enclosure, NotEnclosable
 
 try:
@@ -33,6 +34,12 @@ _SCAN = 4000  # scan points over the window, plus every component mean
 _WINDOW = 40.0  # widths of the widest component beyond the extreme means
 _PIECES = 8  # first cut of each panel before bisection
 _BUDGET = 200_000  # piece evaluations before the refinement stops (the bracket only widens)
+_XTOL = 1e-15  # root tolerance, relative to 1 + |x|, of a bracket
+_NEWTON_TOL = 1e-9  # a Newton step this small (relative to 1 + |x|) ends the root search
+_STEPS = 200  # Newton/bisection steps at most (bisection alone reaches _XTOL from the scan spacing in ~60)
+_EPS_NEWTON = 1e-10  # a Newton step on log delta(eps) this small (relative to eps) ends the eps search
+_EPS_STEPS = 200  # Newton/bisection steps of the eps search at most
+_EPS_MAX = 8192.0  # eps(delta) above this is an error (the pair is almost distinguishable)
 _MARGIN = 1e-13  # widening of float log-density ends, relative to 1 + |value|: 250 times their rounding error
 
 
@@ -41,63 +48,124 @@ def _window(p: Mixture1D, q: Mixture1D) -> tuple[float, float]:
     return min(p.means + q.means) - _WINDOW * width, max(p.means + q.means) + _WINDOW * width
 
 
-def _roots(p: Mixture1D, q: Mixture1D, eps: float) -> list[float]:
-    """Sign changes of log p - log q - eps over the window (the float guess of A*'s ends)."""
+@functools.lru_cache(maxsize=16)
+def _scan(p: Mixture1D, q: Mixture1D) -> tuple[np.ndarray, np.ndarray]:
+    """The scan points over the window (plus every component mean) and log p - log q there: every eps of the pair
+    shares them."""
     lo, hi = _window(p, q)
     xs = np.unique(np.concatenate([np.linspace(lo, hi, _SCAN), p.means, q.means]))
-
-    def h(x):
-        return p.log_pdf_np(np.atleast_1d(np.asarray(x, dtype=float))) - q.log_pdf_np(
-            np.atleast_1d(np.asarray(x, dtype=float))) - eps
-
-    values = h(xs)
-    roots = []
-    positive = values > 0
-    for i in np.nonzero(positive[:-1] != positive[1:])[0]:
-        roots.append(optimize.brentq(lambda x: float(h(x)[0]), xs[i], xs[i + 1], xtol=1e-15, rtol=1e-15))
-    return roots
+    loss = p.log_pdf_np(xs) - q.log_pdf_np(xs)
+    xs.flags.writeable = loss.flags.writeable = False
+    return xs, loss
 
 
-def _panels(p: Mixture1D, q: Mixture1D, eps: float) -> list[tuple[float, float, bool]]:
-    """(a, b, positive) between consecutive roots, the outer ones unbounded."""
-    cuts = [-math.inf] + _roots(p, q, eps) + [math.inf]
-    panels = []
-    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
-        mid = (a + b) / 2 if math.isfinite(a) and math.isfinite(b) else (b - 1 if math.isfinite(b) else a + 1)
-        if not math.isfinite(mid):
-            mid = 0.0
-        positive = float(p.log_pdf_np(np.array([mid]))[0] - q.log_pdf_np(np.array([mid]))[0]) > eps
-        panels.append((a, b, positive))
-    return panels
+def _loss_and_slope(p: Mixture1D, q: Mixture1D, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """log p - log q at the points x, and its derivative (each log density's is its components' (m - x)/s^2
+    averaged with their posterior weights)."""
+    values, slopes = [], []
+    for mix in (p, q):
+        comp = mix.components_np(x)
+        log_pdf = log_sum_exp(comp, axis=0)
+        _, m, s = mix.arrays[:3]
+        values.append(log_pdf)
+        slopes.append((np.exp(comp - log_pdf) * (m - x) / s**2).sum(axis=0))
+    return values[0] - values[1], slopes[0] - slopes[1]
+
+
+def _refine(p: Mixture1D, q: Mixture1D, eps: float, lo: np.ndarray, hi: np.ndarray, v_lo: np.ndarray,
+            v_hi: np.ndarray) -> np.ndarray:
+    """Roots of log p - log q = eps, one in each bracket (lo_j, hi_j) whose ends' values v_lo, v_hi (of log p -
+    log q - eps) differ in sign, all at once: from the secant point, Newton steps kept inside the shrinking brackets
+    (bisection where a step would leave), until every last step was a Newton step below _NEWTON_TOL (1 + |x|) (its
+    own error is then of the order of that step squared) or every bracket is below _XTOL (1 + |x|)."""
+    lo_positive = v_lo > 0
+    x = lo + (hi - lo) * (v_lo / (v_lo - v_hi))
+    x = np.where((x > lo) & (x < hi), x, (lo + hi) / 2)
+    for _ in range(_STEPS):
+        value, slope = _loss_and_slope(p, q, x)
+        value = value - eps
+        lo_side = (value > 0) == lo_positive
+        lo, hi = np.where(lo_side, x, lo), np.where(lo_side, hi, x)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            newton = x - value / slope
+        inside = (newton >= lo) & (newton <= hi)
+        new = np.where(inside, newton, (lo + hi) / 2)
+        scale = 1 + np.abs(new)
+        if np.all((inside & (np.abs(new - x) <= _NEWTON_TOL * scale)) | (hi - lo <= _XTOL * scale)):
+            return new
+        x = new
+    return x
+
+
+def _roots(p: Mixture1D, q: Mixture1D, eps: float) -> np.ndarray:
+    """Sign changes of log p - log q - eps over the window (the float guess of A*'s ends), ascending."""
+    xs, loss = _scan(p, q)
+    positive = loss - eps > 0
+    i = np.nonzero(positive[:-1] != positive[1:])[0]
+    return _refine(p, q, eps, xs[i], xs[i + 1], loss[i] - eps, loss[i + 1] - eps) if i.size else xs[:0]
+
+
+def _panels(p: Mixture1D, q: Mixture1D, eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Arrays a, b, positive of the panels between consecutive roots, the outer ones unbounded; positive: the sign
+    of log p - log q - eps at the panel's middle (or 1 inside its finite end)."""
+    cuts = np.concatenate([[-math.inf], _roots(p, q, eps), [math.inf]])
+    a, b = cuts[:-1], cuts[1:]
+    with np.errstate(invalid="ignore"):
+        mid = np.where(np.isfinite(a) & np.isfinite(b), (a + b) / 2, np.where(np.isfinite(b), b - 1, a + 1))
+    mid = np.where(np.isfinite(mid), mid, 0.0)
+    return a, b, p.log_pdf_np(mid) - q.log_pdf_np(mid) > eps
+
+
+def _delta_and_slope(p: Mixture1D, q: Mixture1D, eps: float) -> tuple[float, float]:
+    """delta(eps) and its derivative -e^eps Q(A*), floats (A* is optimal: moving its ends changes nothing to first
+    order)."""
+    a, b, positive = _panels(p, q, eps)
+    total, slope = 0.0, 0.0
+    for p_mass, q_mass in zip(p.mass(a[positive], b[positive]).tolist(), q.mass(a[positive], b[positive]).tolist(),
+                              strict=True):
+        weighted = math.exp(eps + math.log(q_mass)) if q_mass > 0 else 0.0
+        total += p_mass - weighted
+        slope -= weighted
+    return max(0.0, total), slope
 
 
 def delta_float(p: Mixture1D, q: Mixture1D, eps: float) -> float:
     """delta(eps) = sup_A P(A) - e^eps Q(A), floats."""
-    total = 0.0
-    for a, b, pos in _panels(p, q, eps):
-        if pos:
-            q_mass = q.mass(a, b)
-            total += p.mass(a, b) - (math.exp(eps + math.log(q_mass)) if q_mass > 0 else 0.0)
-    return max(0.0, total)
+    return _delta_and_slope(p, q, eps)[0]
 
 
 def epsilon_float(p: Mixture1D, q: Mixture1D, delta: float) -> float:
-    """The smallest eps >= 0 with delta(eps) <= delta, floats."""
+    """The smallest eps >= 0 with delta(eps) <= delta, floats: Newton steps on log delta(eps) from eps = 0, kept inside
+    the bracket once one is known (bisection where a step leaves it or does not halve the step before last); it ends
+    when a Newton step is below _EPS_NEWTON eps + 1e-15 (its own error is then of the order of that step squared) or
+    the bracket below 1e-14 + 1e-13 eps (brentq's tolerance before)."""
     if not 0 < delta < 1:
         raise ParameterError(f"delta must lie in (0, 1), got {delta!r}")
-    if delta_float(p, q, 0.0) <= delta:
-        return 0.0
-    hi = 1.0
-    while delta_float(p, q, hi) > delta:
-        hi *= 2
-        if hi > 1e4:
-            raise ParameterError("eps(delta) exceeds 1e4: the pair is (almost) distinguishable")
-
-    def f(e):
-        d = delta_float(p, q, e)
-        return math.log(d) - math.log(delta) if d > 0 else -745.0 - math.log(delta)
-
-    return optimize.brentq(f, 0.0, hi, xtol=1e-14, rtol=1e-13)
+    log_target = math.log(delta)
+    lo, hi, x, steps = 0.0, math.inf, 0.0, [math.inf, math.inf]
+    for _ in range(_EPS_STEPS):
+        d, slope = _delta_and_slope(p, q, x)
+        if x == 0.0 and d <= delta:
+            return 0.0
+        value = math.log(d) - log_target if d > 0 else -745.0 - log_target
+        if value > 0:
+            lo = x
+        else:
+            hi = x
+        if value > 0 and x >= _EPS_MAX:
+            raise ParameterError(f"eps(delta) exceeds {_EPS_MAX:g}: the pair is (almost) distinguishable")
+        newton = min(x - value * d / slope, _EPS_MAX) if d > 0 and slope < 0 else math.nan
+        if lo < newton < hi and abs(newton - x) <= steps[-2] / 2:
+            if abs(newton - x) <= _EPS_NEWTON * newton + 1e-15:
+                return newton
+            new = newton
+        else:
+            new = (lo + hi) / 2 if hi < math.inf else min(max(2 * x, 1.0), _EPS_MAX)
+        if hi - lo <= 1e-14 + 1e-13 * new:
+            return new
+        steps.append(abs(new - x))
+        x = new
+    raise ArithmeticError(f"eps(delta) did not converge in {_EPS_STEPS} steps near {x!r}")
 
 
 # ---- the rigorous bracket --------------------------------------------------------------------------------------------
@@ -122,13 +190,6 @@ def _arb_mass(mix: Mixture1D, a: float, b: float) -> arb:
     return total
 
 
-def _logsumexp_rows(x: np.ndarray) -> np.ndarray:
-    top = x.max(axis=1)
-    top = np.where(np.isfinite(top), top, 0.0)
-    with np.errstate(divide="ignore"):
-        return top + np.log(np.exp(x - top[:, None]).sum(axis=1))
-
-
 def _log_extremes(mix: Mixture1D, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Lower and upper ends of log(sqrt(2 pi) density) over each piece [a_j, b_j], widened by _MARGIN.
 
@@ -139,7 +200,7 @@ def _log_extremes(mix: Mixture1D, a: np.ndarray, b: np.ndarray) -> tuple[np.ndar
     da, db = (a[:, None] - m) / s, (b[:, None] - m) / s
     far = np.maximum(np.abs(da), np.abs(db))
     near = np.where((da <= 0) & (db >= 0), 0.0, np.minimum(np.abs(da), np.abs(db)))
-    low, high = _logsumexp_rows(lw - far**2 / 2), _logsumexp_rows(lw - near**2 / 2)
+    low, high = log_sum_exp(lw - far**2 / 2, axis=1), log_sum_exp(lw - near**2 / 2, axis=1)
     return low - _MARGIN * (1 + np.abs(low)), high + _MARGIN * (1 + np.abs(high))
 
 
@@ -174,7 +235,7 @@ def enclose_delta(p: Mixture1D, q: Mixture1D, eps: float, prec: int = 128, rel_t
     """Proven lower <= delta(eps) <= upper (Arb balls of radius 0), for P || Q."""
     with ctx.workprec(prec):
         e = arb(eps).exp()
-        panels = _panels(p, q, eps)
+        panels = list(zip(*(v.tolist() for v in _panels(p, q, eps)), strict=True))
         lower = sum((_arb_mass(p, a, b) - e * _arb_mass(q, a, b) for a, b, pos in panels if pos), arb(0))
         lower_end = max(arb(lower.lower()), arb(0))
         tol = rel_tol * max(float(lower_end.upper()), 1e-300) / (_PIECES * len(panels) + 2)
