@@ -218,25 +218,30 @@ def _kernel_block(grid: _Grid, mean: np.ndarray, start: np.ndarray, first: np.nd
                   s: float) -> tuple[np.ndarray, np.ndarray]:
     """Rows and values (one row of `width` cells from `start`, then the atoms, per column) of a block of consecutive
     kernel columns (see `_kernel`); cells outside a column's [first, last) hold exact zeros."""
-    rows = start[:, None] + np.arange(width)[None, :]
-    outside = (rows < first[:, None]) | (rows >= last[:, None])
+    n_atoms = 0 if grid.R is None else 2
+    rows = np.empty((mean.size, width + n_atoms), dtype=np.int64)
+    rows[:, :width] = start[:, None] + np.arange(width)[None, :]
+    out = np.empty((mean.size, width + n_atoms))
+    cells = out[:, :width]
     if grid.R is None:
         z = (grid.lo + grid.h * (rows + 0.5) - mean[:, None]) / s
-        dense = np.exp(-0.5 * z * z) * (grid.h / (s * math.sqrt(2 * math.pi)))
-        dense[outside] = 0.0
-        return rows, dense
-    # one normal tail per cell edge, c = Phi(-|z|): a cell's mass is a difference of the two tails on its side of the
-    # mean (no cancellation in either tail), or 1 minus both tails for the cell that holds the mean
-    z = (grid.lo + grid.h * (start[:, None] + np.arange(width + 1)[None, :]) - mean[:, None]) / s
-    tail = ndtr(-np.abs(z))
-    z1, z2, c1, c2 = z[:, :-1], z[:, 1:], tail[:, :-1], tail[:, 1:]
-    out_rows = np.empty((mean.size, width + 2), dtype=rows.dtype)
-    out = np.empty((mean.size, width + 2))
-    out_rows[:, :width], out_rows[:, width], out_rows[:, width + 1] = rows, grid.n, grid.n + 1
-    out[:, :width] = np.where(z1 >= 0, c1 - c2, np.where(z2 <= 0, c2 - c1, (1 - c1) - c2))
-    out[:, :width][outside] = 0.0
-    out[:, width], out[:, width + 1] = ndtr((-grid.R - mean) / s), ndtr((mean - grid.R) / s)
-    return out_rows, out
+        np.multiply(np.exp(-0.5 * z * z), grid.h / (s * math.sqrt(2 * math.pi)), out=cells)
+    else:
+        # one normal tail per cell edge, c = Phi(-|z|): a cell's mass is a difference of the two tails on its side of
+        # the mean (no cancellation in either tail), or 1 minus both tails for the cell that holds the mean
+        z = (grid.lo + grid.h * (start[:, None] + np.arange(width + 1)[None, :]) - mean[:, None]) / s
+        tail = ndtr(-np.abs(z))
+        z1, z2, c1, c2 = z[:, :-1], z[:, 1:], tail[:, :-1], tail[:, 1:]
+        np.subtract(c1, c2, out=cells)  # above the mean (z1 >= 0)
+        np.subtract(c2, c1, out=cells, where=z1 < 0)  # below it (z2 <= 0), and the mean's cell, overwritten next
+        holds = np.nonzero((z1 < 0) & (z2 > 0))
+        cells[holds] = (1 - c1[holds]) - c2[holds]
+        rows[:, width], rows[:, width + 1] = grid.n, grid.n + 1
+        out[:, width], out[:, width + 1] = ndtr((-grid.R - mean) / s), ndtr((mean - grid.R) / s)
+    clipped = np.flatnonzero((first > start) | (last < start + width))  # windows wider than their column's range
+    outside = (rows[clipped, :width] < first[clipped, None]) | (rows[clipped, :width] >= last[clipped, None])
+    cells[clipped] = np.where(outside, 0.0, cells[clipped])
+    return rows, out
 
 
 def _start(proc: Process, grid: _Grid) -> tuple[np.ndarray, np.ndarray]:
