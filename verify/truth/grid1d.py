@@ -214,6 +214,14 @@ class _DenseKernel:
         return np.einsum("ji,j->i", self.columns, state)
 
 
+def _standardised(x: np.ndarray, start: np.ndarray, width: int, mean: np.ndarray, s: float) -> np.ndarray:
+    """(x[start_i + k] - mean_i)/s for k < width, one row per column i."""
+    z = np.lib.stride_tricks.sliding_window_view(x, width)[start]
+    z -= mean[:, None]
+    z /= s
+    return z
+
+
 def _kernel_block(grid: _Grid, mean: np.ndarray, start: np.ndarray, first: np.ndarray, last: np.ndarray, width: int,
                   s: float) -> tuple[np.ndarray, np.ndarray]:
     """Rows and values (one row of `width` cells from `start`, then the atoms, per column) of a block of consecutive
@@ -224,13 +232,16 @@ def _kernel_block(grid: _Grid, mean: np.ndarray, start: np.ndarray, first: np.nd
     out = np.empty((mean.size, width + n_atoms))
     cells = out[:, :width]
     if grid.R is None:
-        z = (grid.lo + grid.h * (rows + 0.5) - mean[:, None]) / s
-        np.multiply(np.exp(-0.5 * z * z), grid.h / (s * math.sqrt(2 * math.pi)), out=cells)
+        z = _standardised(grid.mids, start, width, mean, s)
+        np.multiply(z, z, out=z)
+        z *= -0.5
+        np.multiply(np.exp(z, out=z), grid.h / (s * math.sqrt(2 * math.pi)), out=cells)
     else:
         # one normal tail per cell edge, c = Phi(-|z|): a cell's mass is a difference of the two tails on its side of
         # the mean (no cancellation in either tail), or 1 minus both tails for the cell that holds the mean
-        z = (grid.lo + grid.h * (start[:, None] + np.arange(width + 1)[None, :]) - mean[:, None]) / s
-        tail = ndtr(-np.abs(z))
+        z = _standardised(grid.edges, start, width + 1, mean, s)
+        tail = np.abs(z)
+        ndtr(np.negative(tail, out=tail), out=tail)
         z1, z2, c1, c2 = z[:, :-1], z[:, 1:], tail[:, :-1], tail[:, 1:]
         np.subtract(c1, c2, out=cells)  # above the mean (z1 >= 0)
         np.subtract(c2, c1, out=cells, where=z1 < 0)  # below it (z2 <= 0), and the mean's cell, overwritten next
