@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 from scipy import special
 
 from verify.errors import ParameterError
@@ -78,15 +79,29 @@ class LatticeLaws:
 
 
 def _transition(a: float, n: int, step: AffineStep | SmoothedAbsStep, up: bool) -> np.ndarray:
-    """Row j: the law of the rounded clip(step.mean(x_j) + tau Z) on the lattice x_k = -a + k h."""
+    """Row j: the law of the rounded clip(step.mean(x_j) + tau Z) on the lattice x_k = -a + k h. The normal cdf is
+    evaluated only at the inner cell edges within [-40, 10] sds of the mean: beyond them its float value is exactly 0
+    or 1, so the cells there hold exact zeros."""
     x = np.linspace(-a, a, n + 1)
     h = 2 * a / n
     # rounding down maps [x_k, x_k+1) -> x_k, up maps (x_k-1, x_k]: the inner cell edges
     edges = x[:-1] + h if not up else x[:-1]
-    z = (edges[None, :] - step.mean(x)[:, None]) / step.tau
-    cdf = special.ndtr(z)  # P(y below each inner edge), rows = sources
-    probs = np.diff(np.concatenate([np.zeros((n + 1, 1)), cdf, np.ones((n + 1, 1))], axis=1), axis=1)
-    return np.clip(probs, 0.0, 1.0)
+    mean = step.mean(x)
+    width = min(n, math.ceil(50 * step.tau / h) + 2)
+    start = np.clip(np.floor((mean - 40 * step.tau - edges[0]) / h), 0, n - width).astype(np.int64)
+    cdf = sliding_window_view(edges, width)[start]  # P(y below each edge of row j's window), rows = sources
+    cdf -= mean[:, None]
+    cdf /= step.tau
+    special.ndtr(cdf, out=cdf)
+    probs = np.empty((n + 1, width + 1))
+    probs[:, 0], probs[:, width] = cdf[:, 0], 1 - cdf[:, -1]
+    np.subtract(cdf[:, 1:], cdf[:, :-1], out=probs[:, 1:width])
+    np.clip(probs, 0.0, 1.0, out=probs)
+    if width == n:  # every row's window is the whole lattice
+        return probs
+    matrix = np.zeros((n + 1, n + 1))
+    np.put_along_axis(matrix, start[:, None] + np.arange(width + 1), probs, axis=1)
+    return matrix
 
 
 @dataclass(frozen=True)
