@@ -128,7 +128,7 @@ class _Toeplitz:
         n = len(law) - 1
         out = np.empty_like(law)
         out[0], out[n] = law @ self.low, law @ self.high
-        out[1:n] = np.convolve(law, self.inner)[n:2 * n - 1]
+        out[1:n] = np.convolve(law, self.inner, "valid")  # the inner cells: full overlaps only
         return out
 
 
