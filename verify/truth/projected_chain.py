@@ -78,30 +78,47 @@ class LatticeLaws:
         return np.column_stack([low - pad, high + pad])
 
 
-def _transition(a: float, n: int, step: AffineStep | SmoothedAbsStep, up: bool) -> np.ndarray:
-    """Row j: the law of the rounded clip(step.mean(x_j) + tau Z) on the lattice x_k = -a + k h. The normal cdf is
-    evaluated only at the inner cell edges within [-40, 10] sds of the mean: beyond them its float value is exactly 0
-    or 1, so the cells there hold exact zeros."""
+def _transitions(a: float, n: int, step: AffineStep | SmoothedAbsStep) -> tuple[np.ndarray, np.ndarray]:
+    """The rounded-down and rounded-up chains' transition matrices: row j is the law of the rounded
+    clip(step.mean(x_j) + tau Z) on the lattice x_k = -a + k h. Rounding down maps [x_k, x_k+1) -> x_k (cell edges
+    x_1..x_n), up maps (x_k-1, x_k] -> x_k (edges x_0..x_n-1), so one normal cdf per row and lattice point serves
+    both; it is evaluated only within [-40, 10] sds of the row's mean (beyond, its float value is exactly 0 or 1, and
+    the cells there hold exact zeros)."""
     x = np.linspace(-a, a, n + 1)
     h = 2 * a / n
-    # rounding down maps [x_k, x_k+1) -> x_k, up maps (x_k-1, x_k]: the inner cell edges
-    edges = x[:-1] + h if not up else x[:-1]
     mean = step.mean(x)
-    width = min(n, math.ceil(50 * step.tau / h) + 2)
-    start = np.clip(np.floor((mean - 40 * step.tau - edges[0]) / h), 0, n - width).astype(np.int64)
-    cdf = sliding_window_view(edges, width)[start]  # P(y below each edge of row j's window), rows = sources
-    cdf -= mean[:, None]
-    cdf /= step.tau
-    special.ndtr(cdf, out=cdf)
-    probs = np.empty((n + 1, width + 1))
-    probs[:, 0], probs[:, width] = cdf[:, 0], 1 - cdf[:, -1]
-    np.subtract(cdf[:, 1:], cdf[:, :-1], out=probs[:, 1:width])
+    width = min(n + 1, math.ceil(50 * step.tau / h) + 3)
+    start = np.clip(np.floor((mean - 40 * step.tau - x[0]) / h), 0, n + 1 - width).astype(np.int64)
+    cdf = np.empty((n + 1, width + 2))  # P(y below x_p), p = start - 1 .. start + width: 0 below the window, 1 above
+    cdf[:, 0], cdf[:, -1] = 0.0, 1.0
+    window = cdf[:, 1:-1]
+    window[...] = sliding_window_view(x, width)[start]
+    window -= mean[:, None]
+    window /= step.tau
+    special.ndtr(window, out=window)
+    down, up = cdf.copy(), cdf
+    down[start == 0, 1] = 0.0  # x_0 is no edge of the rounded-down chain ...
+    up[start + width == n + 1, width] = 1.0  # ... nor x_n of the rounded-up one
+    # cell m collects P(edge m - 1 <= y < edge m): down's edge m is x_m+1 (column m + 2), up's is x_m (column m + 1)
+    if width == n + 1:  # every row's window is the whole lattice
+        return _cells(down, 2), _cells(up, 1)
+    return _placed(np.diff(down, axis=1), start - 1, n), _placed(np.diff(up, axis=1), start, n)
+
+
+def _cells(cdf: np.ndarray, edge: int) -> np.ndarray:
+    """cdf[:, c] - cdf[:, c - 1] for the columns c = edge .. edge + n (cells 0..n), clipped to [0, 1]."""
+    n = len(cdf) - 1
+    out = np.subtract(cdf[:, edge:edge + n + 1], cdf[:, edge - 1:edge + n])
+    return np.clip(out, 0.0, 1.0, out=out)
+
+
+def _placed(probs: np.ndarray, first: np.ndarray, n: int) -> np.ndarray:
+    """The (n + 1)^2 matrix whose row j holds probs[j] from column first[j] on (columns -1 and n + 1, which get
+    exact zeros, dropped), clipped to [0, 1]."""
     np.clip(probs, 0.0, 1.0, out=probs)
-    if width == n:  # every row's window is the whole lattice
-        return probs
-    matrix = np.zeros((n + 1, n + 1))
-    np.put_along_axis(matrix, start[:, None] + np.arange(width + 1), probs, axis=1)
-    return matrix
+    matrix = np.zeros((len(probs), n + 3))  # columns -1 .. n + 1
+    np.put_along_axis(matrix, first[:, None] + 1 + np.arange(probs.shape[1]), probs, axis=1)
+    return np.ascontiguousarray(matrix[:, 1:n + 2])
 
 
 @dataclass(frozen=True)
@@ -133,8 +150,8 @@ class _Toeplitz:
 
 
 def _toeplitz(a: float, n: int, step: AffineStep, up: bool) -> _Toeplitz:
-    """`_transition` for c = 1 from the 2n normal cdfs at the offsets d = m - j (edge m minus mean j is
-    d h + drift, plus h when rounding down), not (n + 1)^2 of them."""
+    """A c = 1 step's transition (`_transitions`) from the 2n normal cdfs at the offsets d = m - j (edge m minus
+    mean j is d h + drift, plus h when rounding down), not (n + 1)^2 of them."""
     h = 2 * a / n
     d = np.arange(-n, n)
     cdf = special.ndtr((d * h + (0.0 if up else h) + step.drift) / step.tau)  # cdf[d + n] = P(y below edge j + d)
@@ -143,10 +160,12 @@ def _toeplitz(a: float, n: int, step: AffineStep, up: bool) -> _Toeplitz:
     return _Toeplitz(inner, np.clip(cdf[n - j], 0.0, 1.0), np.clip(1 - cdf[2 * n - 1 - j], 0.0, 1.0))
 
 
-def _kernel(a: float, n: int, step: AffineStep | SmoothedAbsStep, up: bool) -> _Dense | _Toeplitz:
+def _kernels(a: float, n: int, step: AffineStep | SmoothedAbsStep) -> tuple[_Dense | _Toeplitz, _Dense | _Toeplitz]:
+    """The rounded-down and rounded-up chains' transitions of one step."""
     if isinstance(step, AffineStep) and step.c == 1:
-        return _toeplitz(a, n, step, up)
-    return _Dense(_transition(a, n, step, up))
+        return _toeplitz(a, n, step, False), _toeplitz(a, n, step, True)
+    down, up = _transitions(a, n, step)
+    return _Dense(down), _Dense(up)
 
 
 def lattice_laws(a: float, steps: Sequence[AffineStep | SmoothedAbsStep], start: float, n: int) -> LatticeLaws:
@@ -161,23 +180,22 @@ def lattice_laws(a: float, steps: Sequence[AffineStep | SmoothedAbsStep], start:
         raise ParameterError("every step needs tau > 0 and a monotone map (c >= 0; pull <= scale sqrt(pi/2))")
     if (n + 1) ** 2 * len(steps) > MAX_WORK:
         raise ParameterError(f"{len(steps)} steps on {n + 1} lattice points exceed the work cap; use fewer steps")
-    # per distinct step a dense (n + 1)^2 transition matrix and four temporaries of its size; the laws of both chains
-    require_memory(8.0 * (6 * (n + 1) ** 2 + 2 * len(steps) * (n + 1)), "the lattice chains' transition matrices")
+    # per distinct step two dense (n + 1)^2 transition matrices and four temporaries of their size; both chains' laws
+    require_memory(8.0 * (8 * (n + 1) ** 2 + 2 * len(steps) * (n + 1)), "the lattice chains' transition matrices")
     x = np.linspace(-a, a, n + 1)
     h = 2 * a / n
-    laws = []
-    for up in (False, True):
-        law = np.zeros(n + 1)
-        j = math.floor((start + a) / h) if not up else math.ceil((start + a) / h - 1e-12)
-        law[min(max(j, 0), n)] = 1.0
-        rows, cached, kernel = [], None, None
-        for st in steps:
-            if st != cached:
-                cached, kernel = st, _kernel(a, n, st, up)
-            law = kernel.apply(law)
-            rows.append(law)
-        laws.append(np.array(rows))
-    return LatticeLaws(x, laws[0], laws[1])
+    laws = [np.zeros(n + 1), np.zeros(n + 1)]  # rounded down, rounded up
+    laws[0][min(max(math.floor((start + a) / h), 0), n)] = 1.0
+    laws[1][min(max(math.ceil((start + a) / h - 1e-12), 0), n)] = 1.0
+    rows: tuple[list, list] = ([], [])
+    cached, kernels = None, None
+    for st in steps:
+        if st != cached:
+            cached, kernels = st, _kernels(a, n, st)
+        for chain in (0, 1):
+            laws[chain] = kernels[chain].apply(laws[chain])
+            rows[chain].append(laws[chain])
+    return LatticeLaws(x, np.array(rows[0]), np.array(rows[1]))
 
 
 def mean_bracket(a: float, drift: float, tau: float, steps: int, start: float, n: int) -> np.ndarray:
