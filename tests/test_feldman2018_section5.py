@@ -7,13 +7,15 @@ from __future__ import annotations
 import math
 
 import mpmath
+import numpy as np
 import pytest
 
 from verify.catalog import theorem
 from verify.families import family
-from verify.families.mixtures import skip_pnsgd_components
+from verify.families.mixtures import skip_pnsgd_components, stop_pnsgd_components
 from verify.model import Quantity
 from verify.testing.falsify import search_outcome
+from verify.truth.mixture_quad import renyi_mixture_quad_both
 
 SKIP = family("skip_pnsgd_dp_linear").truths[Quantity.DP_EPSILON]
 TASKS = family("stop_pnsgd_tasks_linear").truths[Quantity.DP_EPSILON]
@@ -61,6 +63,20 @@ def test_many_runs_are_bracketed_by_one_run_and_the_rdp_conversion():
     one = TASKS(sigma=3.0, L=1.0, n=5, t=2, tasks=1, delta=1e-5)
     many = TASKS(sigma=3.0, L=1.0, n=5, t=2, tasks=10, delta=1e-5)
     assert many.lower == pytest.approx(one.lower, rel=1e-12) and many.upper > many.lower
+
+
+@pytest.mark.parametrize(("sigma", "n", "k", "delta"),
+                         [(3.0, 5, 10, 1e-5), (40.0, 5, 1000, 1e-3), (9.0, 20, 100, 1e-5)])
+def test_the_rdp_upper_end_is_the_minimum_over_every_order(sigma, n, k, delta):
+    """Orders skipped by the convexity/monotonicity bounds never hold the minimum: the upper end equals the
+    conversion minimised over all 24 orders, each from the quadrature's upper end of the larger direction."""
+    weights, means, sds = stop_pnsgd_components(n, 1, 1.0, 0.0, sigma)
+    _, means_q, _ = stop_pnsgd_components(n, 1, -1.0, 0.0, sigma)
+    best = math.inf
+    for a in np.geomspace(1.05, 400.0, 24):
+        pq, qp = renyi_mixture_quad_both(weights, means, sds, weights, means_q, sds, float(a))
+        best = min(best, k * max(pq.upper, qp.upper) + math.log1p(-1 / a) - (math.log(delta) + math.log(a)) / (a - 1))
+    assert TASKS(sigma=sigma, L=1.0, n=n, t=1, tasks=k, delta=delta).upper == max(best, 0.0)
 
 
 def skip_delta(n: int, t: int, sigma: float, eps: float) -> mpmath.mpf:
