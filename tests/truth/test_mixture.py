@@ -12,6 +12,7 @@ from verify.errors import ParameterError
 from verify.results import Method
 from verify.truth.gaussian import renyi_gaussian_1d
 from verify.truth.mixture import Mixture1D, log_sum_exp, renyi_mixture_1d, sgm_renyi
+from verify.truth.mixture_arb import enclose_renyi_mixture_gaussian
 
 
 def _reference_sgm(q: float, sigma: float, alpha: float, direction: str) -> float:
@@ -146,3 +147,24 @@ def test_log_sum_exp_against_mpmath():
             ref = mpmath.log(mpmath.fsum(mpmath.exp(mpmath.mpf(v)) for v in row if v > -math.inf))
         assert abs(value - float(ref)) <= 2.0**-53 * (2 * 3 + 2 + abs(float(ref)))
     assert np.array_equal(log_sum_exp(x.T, axis=0), got)
+
+
+@pytest.mark.parametrize(("weights", "means", "alpha"), [
+    ([0.1, 0.2, 0.3, 0.4], [0.5, -0.3, 0.5, 1.0], 3),  # two components share a mean: merged before the expansion
+    ([0.25] * 4, [0.2] * 4, 2),
+    ([0.5, 0.5], [-1.0, 1.5], 6)])
+def test_integer_order_closed_form_against_mpmath(weights, means, alpha):
+    """enclose_renyi_mixture_gaussian against a 40-digit quadrature of int P^a Q^(1-a), Q = N(t, s^2), the float
+    weights normalised by their exact sum as the enclosure does."""
+    s, target = 0.8, 0.1
+    with mpmath.workdps(40):
+        total = mpmath.fsum(mpmath.mpf(w) for w in weights)  # the exact sum of the float weights (normalised too)
+
+        def integrand(z):
+            p = mpmath.fsum(w * mpmath.npdf(z, m, s) for w, m in zip(weights, means, strict=True)) / total
+            return p**alpha * mpmath.npdf(z, target, s) ** (1 - alpha)
+
+        ref = mpmath.log(mpmath.quad(integrand, [mpmath.ninf, -10, 0, 10, mpmath.inf])) / (alpha - 1)
+        enc = enclose_renyi_mixture_gaussian(weights, means, s, target, alpha, 128)
+        assert float(enc.upper - enc.lower) <= 1e-25
+        assert mpmath.mpf(enc.lower.mid().str(40, radius=False)) - ref == pytest.approx(0, abs=1e-25)

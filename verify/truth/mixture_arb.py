@@ -11,13 +11,14 @@ The integral is +inf iff alpha/S^2 + (1 - alpha)/tau^2 <= 0 (decided exactly on 
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
 from verify.limits import deferred_deadline, expired
-from verify.truth.numbers import Enclosure, NotEnclosable, compositions
+from verify.truth.numbers import Enclosure, NotEnclosable
 
 try:
     from flint import acb, arb, ctx
@@ -126,26 +127,30 @@ MAX_COMPOSITIONS = 20_000  # terms of the integer-order sum one enclosure may ex
 def enclose_renyi_mixture_gaussian(weights: list, means: list[float], s: float, target: float, alpha: int,
                                    prec: int) -> Enclosure:
     """R_alpha(sum_i w_i N(mu_i, s^2) || N(t, s^2)) for an integer alpha, in closed form: the integral of a product
-    of equal-variance Gaussians gives int P^a Q^(1-a) = sum over the compositions c of alpha of
-    multinomial(alpha; c) prod w_i^c_i exp(((sum c_i nu_i)^2 - sum c_i nu_i^2)/(2 s^2)), nu_i = mu_i - t. Exact Arb
-    arithmetic on the float inputs and the weights' balls; NotEnclosable beyond MAX_COMPOSITIONS terms."""
-    k = len(means)
-    if math.comb(alpha + k - 1, k - 1) > MAX_COMPOSITIONS:
-        raise NotEnclosable(f"{math.comb(alpha + k - 1, k - 1)} compositions exceed {MAX_COMPOSITIONS}")
+    of equal-variance Gaussians gives int P^a Q^(1-a) = sum over the multisets {i_1..i_alpha} of components of
+    multinomial(alpha; counts) prod w_i exp(((sum nu_i)^2 - sum nu_i^2)/(2 s^2)), nu_i = mu_i - t, components with
+    one mean merged first (their weights added). Exact Arb arithmetic on the float inputs and the weights' balls;
+    NotEnclosable beyond MAX_COMPOSITIONS terms."""
     with ctx.workprec(prec):
-        w = _normalised((weights, means, [s] * k))[0]
-        nu = [arb(m) - arb(target) for m in means]
+        merged: dict[float, Any] = {}
+        for wi, mi in zip(_normalised((weights, means, [s] * len(means)))[0], means, strict=True):
+            merged[mi] = merged[mi] + wi if mi in merged else wi
+        k = len(merged)
+        if math.comb(alpha + k - 1, k - 1) > MAX_COMPOSITIONS:
+            raise NotEnclosable(f"{math.comb(alpha + k - 1, k - 1)} compositions exceed {MAX_COMPOSITIONS}")
+        w = list(merged.values())
+        nu = [arb(m) - arb(target) for m in merged]
+        nu2 = [v * v for v in nu]
         two_s2 = 2 * arb(s) ** 2
         total = arb(0)
-        for c in compositions(alpha, k):
+        for picks in itertools.combinations_with_replacement(range(k), alpha):
             coef = math.factorial(alpha)
-            term = arb(1)
-            first, second = arb(0), arb(0)
-            for ci, wi, vi in zip(c, w, nu, strict=True):
-                if ci:
-                    coef //= math.factorial(ci)
-                    term *= wi**ci
-                    first += ci * vi
-                    second += ci * vi * vi
-            total += coef * term * ((first * first - second) / two_s2).exp()
+            for _, run in itertools.groupby(picks):
+                coef //= math.factorial(sum(1 for _ in run))
+            term, first, second = arb(coef), arb(0), arb(0)
+            for i in picks:
+                term *= w[i]
+                first += nu[i]
+                second += nu2[i]
+            total += term * ((first * first - second) / two_s2).exp()
         return Enclosure.of(total.log() / (alpha - 1), "integer-order closed form over compositions (Arb)", prec)
