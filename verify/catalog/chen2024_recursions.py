@@ -11,11 +11,15 @@ j0, and the mixture over a uniform j0 is eq. (39): 1/(alpha - 1) log mean_j0 exp
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
+import mpmath
+
 from verify.errors import ResourceLimitError
 from verify.recursion import RecursiveBound
+from verify.truth.numbers import MP
 
 MAX_STEPS = 30_000  # steps of a recursion (summed over the batch positions) one bound evaluation may run (~0.3 s)
 
@@ -83,6 +87,19 @@ class _Schedule:
         return self._powers[p]
 
 
+@functools.lru_cache(maxsize=32)
+def _mp_schedule(m: int, eta: Any, LF: Any, LT: Any, o: Any, o_last: Any, o_rate: Any, prec: int) -> _Schedule:
+    return _Schedule(MP, m, eta, LF, LT, o, o_last, o_rate)
+
+
+def _schedule(N: Any, m: int, eta: Any, LF: Any, LT: Any, o: Any, o_last: Any, o_rate: Any) -> _Schedule:
+    """The _Schedule of these arguments: in mpmath one per schedule and working precision, shared by the bounds
+    evaluated at it (grid points differ in alpha, b, S more often than in the schedule); in Arb a fresh one."""
+    if N.rigorous:
+        return _Schedule(N, m, eta, LF, LT, o, o_last, o_rate)
+    return _mp_schedule(m, eta, LF, LT, o, o_last, o_rate, mpmath.mp.prec)
+
+
 def _per_batch(steps: list[tuple[Any, Any]], N: Any, m: int, j0: int) -> Any:
     """x_j0 by Corollary 4.5 step by step (`_Schedule.case_steps`): + the increment at the record's steps (case 2),
     times the factor at the others (case 1)."""
@@ -114,7 +131,7 @@ class LSIRecursion(RecursiveBound):
     def compute(cls, N, steps, m, eta, LF, LT, o, o_last, o_rate):
         if steps == 0:
             return N.inf
-        return 1 / _Schedule(N, m, eta, LF, LT, o, o_last, o_rate).inverse_lsi(steps)[-1]
+        return 1 / _schedule(N, m, eta, LF, LT, o, o_last, o_rate).inverse_lsi(steps)[-1]
 
 
 class LSIClosedForm(RecursiveBound):
@@ -127,7 +144,7 @@ class LSIClosedForm(RecursiveBound):
     def compute(cls, N, steps, m, eta, LF, LT, o, o_last, o_rate):
         if steps == 0:
             return N.inf
-        return 1 / _Schedule(N, m, eta, LF, LT, o, o_last, o_rate).inverse_lsi_closed(steps)
+        return 1 / _schedule(N, m, eta, LF, LT, o, o_last, o_rate).inverse_lsi_closed(steps)
 
 
 class _Theorem46(RecursiveBound):
@@ -147,7 +164,7 @@ class _Theorem46(RecursiveBound):
     @classmethod
     def compute(cls, N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate):
         _affordable(K * m * m)
-        run = _Schedule(N, m, eta, LF, LT, o, o_last, o_rate)
+        run = _schedule(N, m, eta, LF, LT, o, o_last, o_rate)
         return _mixture(N, alpha, cls.per_batches(run, K, b, S, range(m)))
 
 
@@ -178,7 +195,7 @@ class _PerBatch(RecursiveBound):
 
     @classmethod
     def compute(cls, N, alpha, K, m, b, eta, S, LF, LT, o, o_last, o_rate, j0):
-        return alpha * cls.theorem.per_batches(_Schedule(N, m, eta, LF, LT, o, o_last, o_rate), K, b, S, [j0])[0]
+        return alpha * cls.theorem.per_batches(_schedule(N, m, eta, LF, LT, o, o_last, o_rate), K, b, S, [j0])[0]
 
 
 class PerBatchCorrected(_PerBatch):
