@@ -108,11 +108,13 @@ def block_pair(eta, mu, beta, kappa_h, S, b, m, steps, o, o_last, o_rate, wd, j0
         a = _contraction(eta, kappa_h, beta, mu)
         shift = eta_ * mpmath.mpf(S) / int(b)
         tau = 1 / (1 + eta_ * mpmath.mpf(wd))
-        chain, made = [], {}  # equal steps built and validated once
+        chain, made = [], {}  # a step depends on t only through (record's batch, epoch, last batch): built once
         for t in range(int(steps)):
-            key = (t % m == int(j0), 2 * eta_ * noise_at(o, o_last, o_rate, m, t))
+            k, j = divmod(t, m)
+            key = (j == int(j0), k, j == m - 1)
             if key not in made:
-                step = AffineStep.make([[a]], [shift if key[0] else 0], [[key[1]]], [0])
+                v = 2 * eta_ * noise_at(o, o_last, o_rate, m, t)
+                step = AffineStep.make([[a]], [shift if key[0] else 0], [[v]], [0])
                 made[key] = step.then([[tau]]) if wd > 0 else step
             chain.append(made[key])
     return LinearGaussianPair.make(chain)
