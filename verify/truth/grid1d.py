@@ -255,26 +255,32 @@ def _kernel_block(grid: _Grid, mean: np.ndarray, start: np.ndarray, first: np.nd
     return rows, out
 
 
-def _start(proc: Process, grid: _Grid) -> tuple[np.ndarray, np.ndarray]:
-    """Source points and masses of theta_0 ~ Proj(N(m0, s0^2)) (sub-grid of step min(h, s0/8))."""
+def _start(proc: Process, grid: _Grid) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Source points and masses of theta_0 ~ Proj(N(m0, s0^2)) (sub-grid of step min(h, s0/8)), and whether that
+    sub-grid is the grid's own cells (then the points are grid.points, and step 1 is the grid's transfer)."""
     m, s0, R = proc.start_mean, proc.start_sd, grid.R
     if s0 == 0:
-        return np.array([m if R is None else min(max(m, -R), R)]), np.ones(1)
+        return np.array([m if R is None else min(max(m, -R), R)]), np.ones(1), False
     lo, hi = m - _START_SDS * s0, m + _START_SDS * s0
+    top = grid.lo + grid.n * grid.h
     if R is None:
-        lo, hi = max(lo, grid.lo), min(hi, grid.lo + grid.n * grid.h)
+        lo, hi = max(lo, grid.lo), min(hi, top)
         n = max(1, math.ceil((hi - lo) / min(grid.h, s0 / 8)))
-        x = lo + (hi - lo) / n * (np.arange(n) + 0.5)
-        return x, np.exp(-0.5 * ((x - m) / s0) ** 2) * ((hi - lo) / n / (s0 * math.sqrt(2 * math.pi)))
+        on_grid = (lo, hi, n) == (grid.lo, top, grid.n)
+        step = grid.h if on_grid else (hi - lo) / n
+        x = grid.mids if on_grid else lo + step * (np.arange(n) + 0.5)
+        return x, np.exp(-0.5 * ((x - m) / s0) ** 2) * (step / (s0 * math.sqrt(2 * math.pi))), on_grid
     atoms = np.array([ndtr((-R - m) / s0), ndtr((m - R) / s0)])
     lo, hi = max(lo, -R), min(hi, R)
     if hi <= lo:
-        return np.array([-R, R]), atoms
+        return np.array([-R, R]), atoms, False
     n = max(1, math.ceil((hi - lo) / min(grid.h, s0 / 8)))
-    e = np.linspace(lo, hi, n + 1)
+    on_grid = (lo, hi, n) == (-R, R, grid.n)
+    e = grid.edges if on_grid else np.linspace(lo, hi, n + 1)
     z1, z2 = (e[:-1] - m) / s0, (e[1:] - m) / s0
     w = np.where(z1 >= 0, ndtr(-z1) - ndtr(-z2), ndtr(z2) - ndtr(z1))
-    return np.concatenate([(e[:-1] + e[1:]) / 2, [-R, R]]), np.concatenate([w, atoms])
+    points = grid.points if on_grid else np.concatenate([(e[:-1] + e[1:]) / 2, [-R, R]])
+    return points, np.concatenate([w, atoms]), on_grid
 
 
 _KERNELS: OrderedDict[tuple, sparse.csc_array | _DenseKernel] = OrderedDict()
@@ -299,13 +305,15 @@ _FIRST_STEPS: OrderedDict[tuple, np.ndarray] = OrderedDict()
 _FIRST_STEP_CACHE = 256  # states after the first step kept (each at most _MAX_CELLS + 2 floats)
 
 
-def _first_step(proc: Process, grid: _Grid) -> np.ndarray:
-    """The state after step 1 (start law through the first transfer), shared where the first drift has a key."""
+def _first_step(proc: Process, grid: _Grid, transfer: Callable[[int], sparse.csc_array | _DenseKernel]
+                ) -> np.ndarray:
+    """The state after step 1 (start law through the first transfer: `transfer(0)` where the start's sub-grid is the
+    grid's cells), shared where the first drift has a key."""
     key = None if proc.keys is None else (proc.keys[0], proc.noise_sd, proc.start_mean, proc.start_sd, grid)
     state = _FIRST_STEPS.get(key) if key is not None else None
     if state is None:
-        src, w = _start(proc, grid)
-        state = _kernel(grid, src, proc.drifts[0], proc.noise_sd) @ w
+        src, w, on_grid = _start(proc, grid)
+        state = (transfer(0) if on_grid else _kernel(grid, src, proc.drifts[0], proc.noise_sd)) @ w
         if key is not None:
             state.setflags(write=False)  # shared: never updated in place
             _FIRST_STEPS[key] = state
@@ -316,15 +324,20 @@ def _first_step(proc: Process, grid: _Grid) -> np.ndarray:
 
 def _law(proc: Process, grid: _Grid) -> np.ndarray:
     """State vector (cell masses, then the atoms at -R, +R if projected) of theta_K."""
-    state = _first_step(proc, grid)
     cache: dict[int, sparse.csc_array | _DenseKernel] = {}
-    for k, T in enumerate(proc.drifts[1:], start=1):
+
+    def transfer(k: int) -> sparse.csc_array | _DenseKernel:
+        """Step k's transfer matrix on the grid: shared by key, else built once per drift in this law."""
+        T = proc.drifts[k]
         if proc.keys is not None:
-            state = _shared_kernel(grid, T, proc.keys[k], proc.noise_sd) @ state
-            continue
+            return _shared_kernel(grid, T, proc.keys[k], proc.noise_sd)
         if id(T) not in cache:
             cache[id(T)] = _kernel(grid, grid.points, T, proc.noise_sd)
-        state = cache[id(T)] @ state
+        return cache[id(T)]
+
+    state = _first_step(proc, grid, transfer)
+    for k in range(1, len(proc.drifts)):
+        state = transfer(k) @ state
     return state
 
 
