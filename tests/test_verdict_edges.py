@@ -83,6 +83,22 @@ def test_a_bound_beyond_the_floats_is_decided_by_its_digits_and_certified_where_
         assert cert.verdict is verdict
 
 
+@SETTINGS
+@given(side=st.sampled_from(["upper", "lower", "exact"]),
+       bound=st.one_of(st.floats(-1e300, 1e300, allow_nan=False).filter(lambda b: abs(b) > 1e-300),
+                       st.just(0.0)))
+def test_a_zero_truth_against_a_normal_bound_is_re_checked_only_where_the_verdict_could_turn(side, bound):
+    """A truth whose float is 0 (an exact zero, or at most an underflow of a tiny value): a HOLDS against a normal
+    nonzero bound stands on the floats; a VIOLATED, or a bound of 0 (a tie the floats cannot prove), is decided in
+    Arb. Python's order of the bound against 0 is the reference."""
+    _family("edge_constant", lambda a: _exact_truth(1.0))
+    theorem = user_theorem("a", "edge_constant", side)
+    verdict, cert = judge(theorem, {"a": bound}, mpmath.mpf(bound), _exact_truth(0.0))
+    holds = {"upper": bound >= 0, "lower": bound <= 0, "exact": bound == 0}[side]
+    assert verdict is (Verdict.HOLDS if holds else Verdict.VIOLATED)
+    assert (cert is None) == (holds and bound != 0)
+
+
 # ---- a float is not a ball ---------------------------------------------------------------------------------------
 
 @SETTINGS

@@ -188,15 +188,18 @@ def decisive_truth(direction: Direction, bound: float, truth: Truth) -> Truth:
 
 
 def _holds_beyond_floats(direction: Direction, bound: mpmath.mpf, truth: Truth) -> bool:
-    """True where only the bound left the float range (its PRECISION_DPS-digit value is finite: an overflow or an
-    underflow; the truth's float is a normal number) and, in those digits, it holds far from the truth: the standard
-    the float filter applies to any HOLDS (`near_bound`), so no Arb re-check of an expensive truth is needed."""
-    if lost_in_floats(truth.value) or not mpmath.isfinite(bound) or not lost_in_floats(float(bound), bound):
+    """True where one side left the normal float range but cannot have decided the point: the bound over- or
+    underflowed while its PRECISION_DPS-digit value is finite and the truth's float is normal, or the truth's float is
+    exactly 0 (at most an underflow of a tiny value) against a normal bound; and the point holds far from the truth
+    (the standard the float filter applies to any HOLDS, `near_bound`). No Arb re-check of the truth is needed."""
+    bound_lost, truth_lost = lost_in_floats(float(bound), bound), lost_in_floats(truth.value)
+    if bound_lost == truth_lost or (bound_lost and not mpmath.isfinite(bound)) or (truth_lost and truth.value != 0):
         return False
-    if decide(direction, bound, truth) is not Verdict.HOLDS:
+    value = bound if bound_lost else float(bound)
+    if decide(direction, value, truth) is not Verdict.HOLDS:
         return False
-    reach = NEAR_RTOL * max(abs(bound), abs(truth.value)) + NEAR_WIDTHS * (truth.upper - truth.lower)
-    return abs(bound - truth.value) > reach
+    reach = NEAR_RTOL * max(abs(value), abs(truth.value)) + NEAR_WIDTHS * (truth.upper - truth.lower)
+    return abs(value - truth.value) > reach
 
 
 NEAR_RTOL = 1e-6  # a float-filter HOLDS this close (relative) to an unproven truth is re-checked in Arb ...
