@@ -44,13 +44,19 @@ def _normalised(mix: Mixture) -> Mixture:
     return [w / total for w in weights], mix[1], mix[2]
 
 
-def _log_density(mix: Mixture, z: Any, analytic: bool) -> Any:
-    """log sum_i w_i N(z; m_i, s_i^2) for a complex ball z (non-finite where it may not be analytic)."""
-    total = acb(0)
+def _density_terms(mix: Mixture) -> list[tuple[Any, Any, Any]]:
+    """(w_i / sqrt(2 pi s_i^2), m_i, 1 / (2 s_i^2)) as Arb balls at the working precision, once per enclosure."""
     two_pi = 2 * arb.pi()
-    for w, m, s in zip(*mix, strict=True):
-        s2 = arb(s) ** 2
-        total += arb(w) * (-(z - m) ** 2 / (2 * s2)).exp() / (two_pi * s2).sqrt()
+    return [(arb(w) / (two_pi * arb(s) ** 2).sqrt(), arb(m), 1 / (2 * arb(s) ** 2))
+            for w, m, s in zip(*mix, strict=True)]
+
+
+def _log_density(terms: list[tuple[Any, Any, Any]], z: Any, analytic: bool) -> Any:
+    """log sum_i w_i N(z; m_i, s_i^2) for a complex ball z (non-finite where it may not be analytic), from
+    `_density_terms`."""
+    total = acb(0)
+    for coef, m, inv_two_var in terms:
+        total += coef * (-(z - m) ** 2 * inv_two_var).exp()
     return total.log(analytic=analytic)
 
 
@@ -84,10 +90,12 @@ def enclose_renyi_mixture(p: Mixture, q: Mixture, alpha: float, prec: int, centr
         a = arb(alpha)
         p, q = _normalised(p), _normalised(q)
 
+        terms_p, terms_q = _density_terms(p), _density_terms(q)
+
         def integrand(z: Any, analytic: bool) -> Any:
             if expired():  # a deadline passed: make acb give up quickly (checked again after the call)
                 return acb(arb.nan())
-            return (a * _log_density(p, z, analytic) + (1 - a) * _log_density(q, z, analytic)).exp()
+            return (a * _log_density(terms_p, z, analytic) + (1 - a) * _log_density(terms_q, z, analytic)).exp()
 
         width = max(max(p[2]), max(q[2]))
         lo0, hi0 = min(centre[0], *p[1], *q[1]), max(centre[1], *p[1], *q[1])
