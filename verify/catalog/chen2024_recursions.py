@@ -51,8 +51,11 @@ class _Schedule:
         """V_0 .. V_total of Lemma C.3: V_{t+1} = L_T^2 (L_F^2 V_t + 2 eta o_t), V_0 = 0."""
         _affordable(total)
         V, LF, LT = self._recursion, self.LF, self.LT
-        for t in range(len(V) - 1, total):
-            V.append(LT**2 * (LF**2 * V[-1] + 2 * self.eta * self.noise(t)))
+        if len(V) <= total:  # extended in a copy, then published whole: a schedule may be shared across threads
+            V = list(V)
+            for t in range(len(V) - 1, total):
+                V.append(LT**2 * (LF**2 * V[-1] + 2 * self.eta * self.noise(t)))
+            self._recursion = V
         return V[:total + 1]
 
     def inverse_lsi_closed(self, t: int) -> Any:
