@@ -4,11 +4,17 @@ catalog entry's result reads it from there."""
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 import pytest
 
-from verify.checker import ApplicationResult, aggregate
-from verify.results import Verdict
+from verify.cli import single_threaded_blas
+
+if "numpy" not in sys.modules:  # as a `verify` process does: one BLAS thread per (forked) process
+    single_threaded_blas()
+
+from verify.checker import ApplicationResult, aggregate  # noqa: E402 - NumPy loads after the BLAS setting
+from verify.results import Verdict  # noqa: E402
 
 
 def grid_only(result: ApplicationResult) -> ApplicationResult:

@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 
@@ -47,3 +48,14 @@ def test_run_exits_1_on_an_unexpected_verdict(monkeypatch, capsys):
     monkeypatch.setitem(verify.catalog.CATALOG, t.id, flipped)
     assert main(["run", "--only", t.id, "--quiet"]) == 1
     assert "UNEXPECTED" in capsys.readouterr().out
+
+
+def test_a_verify_process_takes_one_blas_thread_unless_the_user_set_a_count(monkeypatch):
+    from verify.cli import BLAS_THREADS, single_threaded_blas
+
+    for name in BLAS_THREADS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    single_threaded_blas()
+    assert {name: os.environ[name] for name in BLAS_THREADS} == {
+        "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "3", "MKL_NUM_THREADS": "1"}

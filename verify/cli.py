@@ -374,10 +374,21 @@ def cmd_families(args: argparse.Namespace) -> int:
     return 0
 
 
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def single_threaded_blas() -> None:
+    """One BLAS thread per process unless the user set a count (before NumPy loads): verify's matrices are small and
+    its parallelism is processes (--workers); threaded BLAS products on a loaded machine ran 10-20x slower."""
+    for name in BLAS_THREADS:
+        os.environ.setdefault(name, "1")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; the exit code is one of verify.exitcodes (README, "Exit codes")."""
     if argv is None:  # a `verify` process, not a caller's
         atexit.register(_quick_shutdown)
+        single_threaded_blas()
     try:
         return _dispatch(list(sys.argv[1:] if argv is None else argv))
     except BrokenPipeError:  # `verify list | head`: the reader left; say nothing more
