@@ -136,8 +136,8 @@ def enclose_renyi_mixture_gaussian(weights: list, means: list[float], s: float, 
                                    prec: int) -> Enclosure:
     """R_alpha(sum_i w_i N(mu_i, s^2) || N(t, s^2)) for an integer alpha, in closed form: the integral of a product
     of equal-variance Gaussians gives int P^a Q^(1-a) = sum over the multisets {i_1..i_alpha} of components of
-    multinomial(alpha; counts) prod w_i exp(((sum nu_i)^2 - sum nu_i^2)/(2 s^2)), nu_i = mu_i - t, components with
-    one mean merged first (their weights added). Exact Arb arithmetic on the float inputs and the weights' balls;
+    multinomial(alpha; counts) prod (w_i e^(-nu_i^2/(2 s^2))) exp((sum nu_i)^2/(2 s^2)), nu_i = mu_i - t, components
+    with one mean merged first (their weights added). Exact Arb arithmetic on the float inputs and the weights' balls;
     NotEnclosable beyond MAX_COMPOSITIONS terms."""
     with ctx.workprec(prec):
         merged: dict[float, Any] = {}
@@ -146,19 +146,21 @@ def enclose_renyi_mixture_gaussian(weights: list, means: list[float], s: float, 
         k = len(merged)
         if math.comb(alpha + k - 1, k - 1) > MAX_COMPOSITIONS:
             raise NotEnclosable(f"{math.comb(alpha + k - 1, k - 1)} compositions exceed {MAX_COMPOSITIONS}")
-        w = list(merged.values())
         nu = [arb(m) - arb(target) for m in merged]
-        nu2 = [v * v for v in nu]
         two_s2 = 2 * arb(s) ** 2
+        scaled = [wi * (-(v * v) / two_s2).exp() for wi, v in zip(merged.values(), nu, strict=True)]
+        factorial = [math.factorial(j) for j in range(alpha + 1)]
         total = arb(0)
-        for picks in itertools.combinations_with_replacement(range(k), alpha):
-            coef = math.factorial(alpha)
-            for _, run in itertools.groupby(picks):
-                coef //= math.factorial(sum(1 for _ in run))
-            term, first, second = arb(coef), arb(0), arb(0)
+        for picks in itertools.combinations_with_replacement(range(k), alpha):  # sorted: equal picks adjacent
+            coef, run = factorial[alpha], 1
+            for prev, cur in itertools.pairwise(picks):
+                if cur == prev:
+                    run += 1
+                else:
+                    coef, run = coef // factorial[run], 1
+            term, first = arb(coef // factorial[run]), arb(0)
             for i in picks:
-                term *= w[i]
+                term *= scaled[i]
                 first += nu[i]
-                second += nu2[i]
-            total += term * ((first * first - second) / two_s2).exp()
+            total += term * (first * first / two_s2).exp()
         return Enclosure.of(total.log() / (alpha - 1), "integer-order closed form over compositions (Arb)", prec)
