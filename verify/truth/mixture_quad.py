@@ -36,24 +36,32 @@ _GL = {k: np.polynomial.legendre.leggauss(k) for k in (_ORDER, _ORDER // 2)}  # 
 
 
 def _log_pdf(x: np.ndarray, weights: np.ndarray, means: np.ndarray, sds: np.ndarray) -> np.ndarray:
-    """log of the mixture density at the points x (log-sum-exp over components, written out and in place: scipy's
-    logsumexp costs more than the arithmetic here). Fewer than 8 components lie along the first axis, where numpy
-    adds them in the same order as along the last (bit-identical, several times faster); more stay along the last
-    axis, whose pairwise sums keep the rounding analysis of log_excess_terms."""
-    by_row = means.size < 8
-    z = x[None, :] - means[:, None] if by_row else x[:, None] - means
-    z /= sds[:, None] if by_row else sds
+    """log of the mixture density at the points x (log-sum-exp over components, written out and in place, one row
+    per component: scipy's logsumexp costs more than the arithmetic here). Fewer than 8 shifted terms are added in
+    order (as numpy's sum over a short axis adds them: bit-identical); more by halving the rows, so that each term
+    goes through at most ceil(log2 n) roundings, no more than in numpy's pairwise sums (the analysis behind
+    log_excess_terms' `ell_err` holds)."""
+    z = x[None, :] - means[:, None]
+    z /= sds[:, None]
     z *= z
     z *= -0.5
-    const = np.log(weights) - np.log(sds) - 0.5 * math.log(2 * math.pi)
-    z += const[:, None] if by_row else const
-    axis = 0 if by_row else 1
-    if z.shape[axis] == 1:
-        return z[0] if by_row else z[:, 0]
-    top = z.max(axis=axis)
-    z -= top if by_row else top[:, None]
+    z += (np.log(weights) - np.log(sds) - 0.5 * math.log(2 * math.pi))[:, None]
+    if z.shape[0] == 1:
+        return z[0]
+    top = z.max(axis=0)
+    z -= top
     np.exp(z, out=z)
-    return top + np.log(z.sum(axis=axis))
+    return top + np.log(z.sum(axis=0) if z.shape[0] < 8 else _halving_sum(z))
+
+
+def _halving_sum(rows: np.ndarray) -> np.ndarray:
+    """The sum of the rows (overwritten), adding the last half onto the first until one row is left."""
+    n = rows.shape[0]
+    while n > 1:
+        half = n // 2
+        rows[:half] += rows[n - half:n]  # an odd count keeps its middle row for the next round
+        n -= half
+    return rows[0]
 
 
 def _components(weights, means, sds):
