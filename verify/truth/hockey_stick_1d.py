@@ -8,10 +8,11 @@ A*; eps(delta) is the root of delta(eps) = delta (Newton on log delta, whose slo
 The bracket (`enclose_delta`) needs no trust in the floats: for ANY set A the value P(A) - e^eps Q(A) is a lower
 bound, computed in Arb from Phi (erfc) differences. For the upper bound every panel between the float roots is cut
 into pieces on which the sign of p - e^eps q is proven from per-component density extremes (each Gaussian is
-monotone on either side of its mean; log-sum-exp in floats widened by 1e-13 (1 + |value|), 250 times any
-rounding error); a piece left unproven adds at most width * the largest wrong-signed value of p - e^eps q that those
-extremes allow (its negative part, in a panel taken as positive, is what it can take away), and the two tails beyond
-the window add their Arb masses. So lower <= delta(eps) <= upper holds whatever the floats found.
+monotone on either side of its mean; log-sum-exp in floats widened by 1e-13 (1 + |value|), more than its rounding
+error, and more still for mixtures of hundreds of components); a piece left unproven adds at most width * the largest
+wrong-signed value of p - e^eps q that those extremes allow (its negative part, in a panel taken as positive, is what
+it can take away), and the two tails beyond the window add their Arb masses. So lower <= delta(eps) <= upper holds
+whatever the floats found.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ _STEPS = 200  # Newton/bisection steps at most (bisection alone reaches _XTOL fr
 _EPS_NEWTON = 1e-10  # a Newton step on log delta(eps) this small (relative to eps) ends the eps search
 _EPS_STEPS = 200  # Newton/bisection steps of the eps search at most
 _EPS_MAX = 8192.0  # eps(delta) above this is an error (the pair is almost distinguishable)
-_MARGIN = 1e-13  # widening of float log-density ends, relative to 1 + |value|: 250 times their rounding error
+_MARGIN = 1e-13  # widening of float log-density ends, relative to 1 + |value|: above their rounding (_log_extremes)
 
 
 def _window(p: Mixture1D, q: Mixture1D) -> tuple[float, float]:
@@ -194,14 +195,18 @@ def _log_extremes(mix: Mixture1D, a: np.ndarray, b: np.ndarray) -> tuple[np.ndar
     """Lower and upper ends of log(sqrt(2 pi) density) over each piece [a_j, b_j], widened by _MARGIN.
 
     Each component's density is smallest at the end farther from its mean and largest at the mean (if inside) or
-    the nearer end; a log-sum-exp of per-component ends bounds the mixture. The float evaluation errs by less than
-    4e-16 (1 + |value|) (a few roundings of z^2/2 and of the log-sum-exp), far inside the margin."""
+    the nearer end; a log-sum-exp of per-component ends bounds the mixture. For n components the float evaluation
+    errs by less than 2^-53 (7 |value| + 2 n + 2 + 6 log n + 7 L), L the largest |log w_i| + |log s_i| (the
+    roundings of z^2/2 and of the logs, weighted by the log-sum-exp's softmax, plus its own bound): inside the margin
+    up to hundreds of components, and the margin grows by the excess beyond that."""
     m, s, lw = np.array(mix.means), np.array(mix.sds), np.log(mix.weights) - np.log(mix.sds)
     da, db = (a[:, None] - m) / s, (b[:, None] - m) / s
     far = np.maximum(np.abs(da), np.abs(db))
     near = np.where((da <= 0) & (db >= 0), 0.0, np.minimum(np.abs(da), np.abs(db)))
     low, high = log_sum_exp(lw - far**2 / 2, axis=1), log_sum_exp(lw - near**2 / 2, axis=1)
-    return low - _MARGIN * (1 + np.abs(low)), high + _MARGIN * (1 + np.abs(high))
+    n, size = len(mix.weights), float(np.max(np.abs(np.log(mix.weights)) + np.abs(np.log(mix.sds))))
+    excess = max(0.0, 2.0**-52 * (2 * n + 2 + 6 * math.log(n) + 7 * size) - _MARGIN)  # twice the bound's constant
+    return low - (_MARGIN * (1 + np.abs(low)) + excess), high + (_MARGIN * (1 + np.abs(high)) + excess)
 
 
 def _unproven_cost(p: Mixture1D, q: Mixture1D, eps: float, pieces: np.ndarray, tol: float) -> float:
