@@ -17,6 +17,15 @@ from verify.checker import ApplicationResult, aggregate  # noqa: E402 - NumPy lo
 from verify.results import Verdict  # noqa: E402
 
 
+def untimed(obj):
+    """`obj` (a result's dict) without the clock fields (every field named `seconds`, see verify.runner)."""
+    if isinstance(obj, dict):
+        return {k: untimed(v) for k, v in obj.items() if k != "seconds"}
+    if isinstance(obj, list):
+        return [untimed(v) for v in obj]
+    return obj
+
+
 def grid_only(result: ApplicationResult) -> ApplicationResult:
     """`result` as a falsify=0 run gives it: the falsifier's counterexample point and search summary dropped, the
     verdict aggregated over the grid alone (check_application's rule)."""

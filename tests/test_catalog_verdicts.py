@@ -50,18 +50,9 @@ def test_default_run_verdicts_and_falsifier_findings_are_unchanged(catalog_run):
 def test_the_grid_view_of_an_entry_is_its_falsify_0_run():
     """The shared run's grid view (tests/conftest.py) equals a falsify=0 run, on an entry whose falsifier finds a
     counterexample (it joins the points and the verdict) and one where it finds none."""
-    from conftest import grid_only
+    from conftest import grid_only, untimed
 
     for selector in ("feldman2018.lemma21.expansive", "chourasia2021.theorem3.exact"):
         searched, = run([selector], falsify=100).results[:1]
         plain, = run([selector], falsify=0).results[:1]
-        assert _untimed(grid_only(searched).to_dict()) == _untimed(plain.to_dict())
-
-
-def _untimed(data):
-    """A result's dict without its clock readings (every `seconds`)."""
-    if isinstance(data, dict):
-        return {k: _untimed(v) for k, v in data.items() if k != "seconds"}
-    if isinstance(data, list):
-        return [_untimed(v) for v in data]
-    return data
+        assert untimed(grid_only(searched).to_dict()) == untimed(plain.to_dict())

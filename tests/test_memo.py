@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
+from conftest import untimed
 
 from verify.catalog import select
 from verify.errors import ParameterError
@@ -67,16 +68,7 @@ def test_family_groups_cover_every_job_once_with_one_family_each():
         assert len({jobs[k][0].applications[jobs[k][1]].family for k in g}) == 1
 
 
-def _untimed(obj):
-    """`obj` without the clock fields (every field named `seconds`, see verify.runner)."""
-    if isinstance(obj, dict):
-        return {k: _untimed(v) for k, v in obj.items() if k != "seconds"}
-    if isinstance(obj, list):
-        return [_untimed(v) for v in obj]
-    return obj
-
-
 def test_parallel_family_groups_give_the_serial_results():
     selection = ("chourasia2021.theorem3", "feldman2018.lemma21", "wang2021.lemma12_1")
-    serial, parallel = (_untimed(run(selection, workers=w, falsify=10).to_dict()["results"]) for w in (1, 2))
+    serial, parallel = (untimed(run(selection, workers=w, falsify=10).to_dict()["results"]) for w in (1, 2))
     assert serial == parallel
