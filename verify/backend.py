@@ -84,3 +84,12 @@ class ArrayRandom:
         if self._host is None:
             return self._device.random(shape, dtype=np.float64)
         return self.xp.asarray(self._host.random(shape), dtype=self.xp.float64)
+
+
+def log_sum_exp(x: Any, axis: int, xp: ModuleType = np) -> Any:
+    """log sum exp(x) along `axis` in the array namespace `xp`, shifted by the largest term (-inf where every term is
+    -inf). For n exact terms its float error is below 2^-53 (2 n + 2 + |value|): the shifted sum lies in [1, n]."""
+    top = xp.max(x, axis=axis, keepdims=True)
+    top = xp.where(xp.isfinite(top), top, xp.zeros_like(top))
+    with np.errstate(divide="ignore"):
+        return xp.squeeze(top, axis=axis) + xp.log(xp.sum(xp.exp(x - top), axis=axis))

@@ -22,8 +22,9 @@ import math
 
 import numpy as np
 
+from verify.backend import log_sum_exp
 from verify.errors import ParameterError
-from verify.truth.mixture import Mixture1D, log_sum_exp
+from verify.truth.mixture import Mixture1D
 from verify.truth.numbers import Enclosure, NotEnclosable
 
 try:

@@ -22,6 +22,7 @@ from flint import arb, ctx
 from numpy.typing import ArrayLike
 from scipy.special import ndtr
 
+from verify.backend import log_sum_exp
 from verify.errors import ParameterError, check_renyi_order
 from verify.limits import require_memory
 from verify.results import Method, Truth
@@ -97,15 +98,6 @@ class Mixture1D:
     def log_pdf_np(self, z: np.ndarray) -> np.ndarray:
         """log density at the points z, floats (a max-shifted log-sum-exp over the components)."""
         return log_sum_exp(self.components_np(z), axis=0)
-
-
-def log_sum_exp(x: np.ndarray, axis: int) -> np.ndarray:
-    """log sum exp(x) along `axis`, shifted by the largest term (-inf where every term is -inf). For n exact terms
-    its float error is below 2^-53 (2 n + 2 + |value|): the shifted sum lies in [1, n]."""
-    top = np.max(x, axis=axis, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
-    with np.errstate(divide="ignore"):
-        return np.squeeze(top, axis) + np.log(np.exp(x - top).sum(axis=axis))
 
 
 def _check_dps(dps: int) -> None:

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import numpy as np
 from array_api_compat import array_namespace
 
-from verify.backend import ArrayRandom, get_namespace
+from verify.backend import ArrayRandom, get_namespace, log_sum_exp
 from verify.errors import ParameterError, check_renyi_order
 from verify.limits import require_memory
 from verify.results import Method, Truth
@@ -39,11 +39,6 @@ class Distribution(Protocol):
     def log_pdf(self, x: Any) -> Any: ...
 
     def sample(self, rng: ArrayRandom, n: int) -> Any: ...
-
-
-def _logsumexp(xp: ModuleType, a: Any, axis: int) -> Any:
-    top = xp.max(a, axis=axis, keepdims=True)
-    return xp.squeeze(top, axis=axis) + xp.log(xp.sum(xp.exp(a - top), axis=axis))
 
 
 @dataclass(frozen=True)
@@ -89,7 +84,7 @@ class GaussianMixture:
         for start in range(0, x.shape[0], rows):
             diff = x[start:min(start + rows, x.shape[0]), None, :] - mu[None, :, :]
             comp = const[None, :] - xp.sum(diff * diff, axis=-1) / (2 * s2[None, :])
-            parts.append(_logsumexp(xp, comp, axis=1))
+            parts.append(log_sum_exp(comp, axis=1, xp=xp))
         return xp.concat(parts) if len(parts) > 1 else parts[0]
 
     def sample(self, rng: ArrayRandom, n: int) -> Any:
