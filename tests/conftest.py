@@ -14,7 +14,6 @@ if "numpy" not in sys.modules:  # as a `verify` process does: one BLAS thread pe
     single_threaded_blas()
 
 from verify.checker import ApplicationResult, aggregate  # noqa: E402 - NumPy loads after the BLAS setting
-from verify.results import Verdict  # noqa: E402
 
 
 def untimed(obj):
@@ -30,10 +29,7 @@ def grid_only(result: ApplicationResult) -> ApplicationResult:
     """`result` as a falsify=0 run gives it: the falsifier's counterexample point and search summary dropped, the
     verdict aggregated over the grid alone (check_application's rule)."""
     points = tuple(p for p in result.points if p.origin != "falsifier")
-    verdict = aggregate(list(points))
-    if result.errors and verdict is Verdict.HOLDS:
-        verdict = Verdict.INCONCLUSIVE
-    return dataclasses.replace(result, points=points, verdict=verdict, search=None)
+    return dataclasses.replace(result, points=points, verdict=aggregate(points, result.errors), search=None)
 
 
 @pytest.fixture(scope="session")

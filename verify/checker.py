@@ -400,11 +400,12 @@ def _point_dict(p: PointResult) -> dict:
     return {**p.to_dict(), "lower": lower.to_dict() if lower else None}
 
 
-def aggregate(points: list[PointResult]) -> Verdict:
-    """VIOLATED if any point is; HOLDS only if every point holds and there is at least one."""
+def aggregate(points: Sequence[PointResult], errors: Sequence[PointError] = ()) -> Verdict:
+    """VIOLATED if any point is; HOLDS only if every point holds, there is at least one and no point failed (the
+    failed points are unchecked: no claim over the whole grid)."""
     if any(p.verdict is Verdict.VIOLATED for p in points):
         return Verdict.VIOLATED
-    if points and all(p.verdict is Verdict.HOLDS for p in points):
+    if points and all(p.verdict is Verdict.HOLDS for p in points) and not errors:
         return Verdict.HOLDS
     return Verdict.INCONCLUSIVE
 
@@ -439,8 +440,5 @@ def check_application(theorem: Theorem, app: Application, companions: Sequence[T
             skipped.append(SkippedPoint(params, err.assumption))
         except Exception as err:  # noqa: BLE001 - any failure becomes an error entry, never a crash
             errors.append(PointError(params, type(err).__name__, str(err)))
-    verdict = aggregate(points)
-    if errors and verdict is Verdict.HOLDS:  # the failed points are unchecked: no claim over the whole grid
-        verdict = Verdict.INCONCLUSIVE
-    return ApplicationResult(theorem.id, app.family, app.expected, verdict, tuple(points), len(skipped),
-                             time.perf_counter() - start, tuple(skipped), tuple(errors))
+    return ApplicationResult(theorem.id, app.family, app.expected, aggregate(points, errors), tuple(points),
+                             len(skipped), time.perf_counter() - start, tuple(skipped), tuple(errors))

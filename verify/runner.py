@@ -403,9 +403,9 @@ def falsify_application(theorem: Theorem, app: Application, result: ApplicationR
     points = result.points
     if found is not None:
         points = points + (dataclasses.replace(found.result, origin="falsifier"),)
-    verdict = aggregate(list(points))
-    if (result.errors or (found is None and outcome.uncertified)) and verdict is Verdict.HOLDS:
-        verdict = Verdict.INCONCLUSIVE  # unchecked grid points, or search points that look violated unproven
+    verdict = aggregate(points, result.errors)
+    if found is None and outcome.uncertified and verdict is Verdict.HOLDS:
+        verdict = Verdict.INCONCLUSIVE  # search points that look violated, unproven
     summary = SearchSummary(examples, seed, found is not None, outcome.tried, outcome.checked,
                             sum(outcome.excluded.values()), outcome.undefined, outcome.capped, outcome.failed,
                             outcome.uncertified, outcome.undecided, outcome.failure_reasons,
