@@ -243,3 +243,25 @@ def test_a_block_whose_exit_never_ran_raises_nothing_afterwards(where):
         assert afterwards() == math.inf
     finally:
         signal.signal(signal.SIGALRM, previous)
+
+
+@SETTINGS
+@given(alpha=st.integers(2, 1000), m=st.integers(2, 17), K=st.integers(1, 3), mu_c=st.floats(0.1, 10))
+def test_shuffled_mixture_series_refuses_a_term_count_over_its_cap(alpha, m, K, mu_c):
+    """The integer-order mixture series over compositions of alpha into m parts (two coupled released blocks: the
+    shifts are not on one line): its term-count cap held in the Arb enclosure only, so the 50-digit value summed
+    C(alpha + m - 1, m - 1) terms (~1e30 at alpha 662, m 17: a falsifier point ran for minutes). A count over the
+    cap is refused at once."""
+    from verify.truth.linear_gaussian import SERIES_TERMS_CAP
+
+    terms = math.comb(alpha + m - 1, m - 1)
+    start = time.monotonic()
+    try:
+        truth = family("mbcd_coupled_shuffled").truth("renyi", alpha=alpha, eta=0.1, lam=1.0, mu_c=mu_c, S=1.0, b=4,
+                                                      m=m, K=K, o=1.0)
+    except ResourceLimitError as err:
+        assert terms > SERIES_TERMS_CAP and "mixture series" in str(err)
+    else:
+        assert terms <= SERIES_TERMS_CAP and truth.value >= 0
+    if terms > SERIES_TERMS_CAP:
+        assert time.monotonic() - start < 5

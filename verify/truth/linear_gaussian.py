@@ -482,6 +482,9 @@ def _mixture_excess(gram: Sequence[Sequence], weights: Sequence, alpha: int):
     number measures."""
     N = num()
     m = len(gram)
+    if math.comb(alpha + m - 1, m - 1) > SERIES_TERMS_CAP:
+        raise ResourceLimitError(f"the mixture series would sum C({alpha + m - 1}, {m - 1}) > {SERIES_TERMS_CAP} "
+                                 "terms; use a one-dimensional release (quadrature) or a smaller alpha")
     total_w = sum((N.mpf(w) for w in weights), N.mpf(0))
     log_fact = [N.log(N.mpf(math.factorial(k))) for k in range(alpha + 1)]
     log_w = [N.log(N.mpf(w) / total_w) if w > 0 else None for w in weights]
@@ -504,13 +507,9 @@ def renyi_mixture_series(gram: Sequence[Sequence], weights: Sequence, alpha: int
     active number system: log1p(sum_n P_n expm1(E_n))/(alpha - 1) over the compositions n of alpha (`_mixture_excess`;
     0 exactly for zero shifts; Arb-rigorous). The weights are normalised to sum to 1."""
     N = num()
-    m = len(gram)
     if int(alpha) != alpha or alpha < 2:
         raise ParameterError(f"the mixture series needs an integer alpha >= 2, got {alpha}")
     alpha = int(alpha)
-    if math.comb(alpha + m - 1, m - 1) > SERIES_TERMS_CAP:
-        raise ResourceLimitError(f"the mixture series would sum C({alpha + m - 1}, {m - 1}) > {SERIES_TERMS_CAP} "
-                                 "terms; use a one-dimensional release (quadrature) or a smaller alpha")
     if any(mpmath.isinf(g) for row in gram for g in row if not N.rigorous):
         return N.inf
     excess, _ = _mixture_excess(gram, weights, alpha)
