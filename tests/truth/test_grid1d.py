@@ -7,6 +7,8 @@ import math
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.special import expit, logsumexp, ndtr, roots_legendre
 from scipy.stats import norm
 
@@ -229,3 +231,30 @@ def test_both_orders_from_one_pair_of_laws_match_two_separate_grids(R, alpha):
                             strict=True):
         assert max(both.lower, single.lower) <= min(both.upper, single.upper)
         assert both.value == pytest.approx(single.value, rel=1e-6)
+
+
+@settings(max_examples=12, deadline=None, database=None)
+@given(eta=st.floats(0.05, 1.0), sigma=st.floats(0.05, 2.0), K=st.integers(1, 30), R=st.sampled_from([None, 0.5, 3.0]),
+       alpha=st.floats(1.01, 20), centre=st.floats(-2, 2), start_sd=st.sampled_from([0.0, 0.3]))
+def test_keyed_laws_match_unkeyed_ones_and_equal_laws_are_exactly_zero(eta, sigma, K, R, alpha, centre, start_sd):
+    """Keys only share work: a keyed pair (its kernel reused across steps and laws) gives the values of the same pair
+    built without keys (kernels per drift object, an independent path); and a pair that is one process by its keys is
+    R = 0 exactly, as the unkeyed computation of the same pair agrees within its interval."""
+    kw = dict(eta=eta, sigma=sigma, K=K, R=R, start_mean=0.1, start_sd=start_sd)
+    centres = (centre, centre + 0.3)
+    grads = [lambda th, c=c: LAM * (th - c) for c in centres]
+    keyed = [noisy_gd_process(g, key=("quadratic", c), **kw) for g, c in zip(grads, centres, strict=True)]
+    plain = [noisy_gd_process(g, **kw) for g in grads]
+
+    def outcome(pair):
+        try:
+            return [(t.value, t.lower, t.upper) for t in grid_renyi_both(*pair, alpha)]
+        except ParameterError as err:  # a tilt the grid cannot resolve: refused alike on both paths
+            return str(err)
+
+    assert outcome(keyed) == outcome(plain)
+    same = grid_renyi_both(keyed[0], noisy_gd_process(grads[0], key=("quadratic", centre), **kw), alpha)
+    unkeyed_same = grid_renyi(plain[0], noisy_gd_process(grads[0], **kw), alpha)
+    for zero in same:
+        assert (zero.value, zero.lower, zero.upper, zero.method) == (0.0, 0.0, 0.0, Method.EXACT)
+        assert unkeyed_same.lower <= 0.0 <= unkeyed_same.upper

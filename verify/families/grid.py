@@ -71,8 +71,9 @@ def _logistic_renyi(alpha, sigma, eta, n, K, x, xo, lam, start_var) -> Truth:
     common = dict(eta=eta, sigma=sigma, K=int(K), start_sd=math.sqrt(start_var))
     shared = _logistic_grad(xo, lam)
     avg = [lambda th, s=sign: ((n - 1) * shared(th) + _logistic_grad(s * x, lam)(th)) / n for sign in (1, -1)]
-    return _both_orders(noisy_gd_process(avg[0], **common), noisy_gd_process(avg[1], **common), alpha,
-                        "noisy GD on logistic + ridge")
+    keys = [("logistic_ridge_mean", float(n), float(xo), float(sign * x), float(lam)) for sign in (1, -1)]
+    return _both_orders(noisy_gd_process(avg[0], key=keys[0], **common),
+                        noisy_gd_process(avg[1], key=keys[1], **common), alpha, "noisy GD on logistic + ridge")
 
 
 NOISY_GD_LOGISTIC_1D = Family(

@@ -33,6 +33,7 @@ from verify.errors import ParameterError, check_renyi_order
 from verify.limits import require_memory
 from verify.results import Method, Truth
 from verify.truth.mixture_quad import log_excess_terms
+from verify.truth.numbers import Enclosure, arb
 
 Drift = Callable[[np.ndarray], np.ndarray]
 
@@ -325,12 +326,16 @@ def _first_step(proc: Process, grid: _Grid, transfer: Callable[[int], sparse.csc
 def _law(proc: Process, grid: _Grid) -> np.ndarray:
     """State vector (cell masses, then the atoms at -R, +R if projected) of theta_K."""
     cache: dict[int, sparse.csc_array | _DenseKernel] = {}
+    last: list = [None, None]  # the latest keyed kernel: one too large for the shared cache was rebuilt every step
 
     def transfer(k: int) -> sparse.csc_array | _DenseKernel:
-        """Step k's transfer matrix on the grid: shared by key, else built once per drift in this law."""
+        """Step k's transfer matrix on the grid: shared by key (and reused while consecutive steps keep the key), else
+        built once per drift in this law."""
         T = proc.drifts[k]
         if proc.keys is not None:
-            return _shared_kernel(grid, T, proc.keys[k], proc.noise_sd)
+            if last[0] != proc.keys[k] or last[1] is None:
+                last[:] = [proc.keys[k], _shared_kernel(grid, T, proc.keys[k], proc.noise_sd)]
+            return last[1]
         if id(T) not in cache:
             cache[id(T)] = _kernel(grid, grid.points, T, proc.noise_sd)
         return cache[id(T)]
@@ -460,6 +465,14 @@ def _check_safety(safety: float) -> None:
         raise ParameterError(f"safety multiple must be a finite number >= 1, got {safety}")
 
 
+def _same_law(p: Process, p_prime: Process) -> bool:
+    """True where both processes are provably one process: keyed drifts with equal keys (the contract of `keys`:
+    equal keys are equal maps), the same noise, start and constraint."""
+    return (p.keys is not None and p.keys == p_prime.keys and len(p.drifts) == len(p_prime.drifts)
+            and (p.noise_sd, p.R, p.start_mean, p.start_sd) == (p_prime.noise_sd, p_prime.R, p_prime.start_mean,
+                                                                 p_prime.start_sd))
+
+
 def grid_renyi(p: Process, p_prime: Process, alpha: float, h: float | None = None, safety: float = 4.0) -> Truth:
     """R_alpha(law of theta_K under p || under p_prime) by transfer-matrix propagation (method GRID).
 
@@ -474,6 +487,11 @@ def _grid_renyi(p: Process, p_prime: Process, alpha: float, h: float | None, saf
     """R_alpha(p || p_prime), and R_alpha(p_prime || p) if `both`, from one pair of laws."""
     check_renyi_order(alpha)
     _check_safety(safety)
+    if _same_law(p, p_prime):  # the quadrature of two equal laws leaves rounding noise and costs the full grid
+        zero = Truth.exact(0.0, f"R_alpha, alpha={alpha:g}: the two processes are the same (equal drift keys, noise, "
+                           "start and constraint), so their laws are equal and R_alpha = 0 exactly",
+                           enclose=lambda prec: Enclosure(arb(0), arb(0), "identical laws", prec))
+        return (zero, zero) if both else (zero,)
     with np.errstate(all="ignore"):  # an overflowing drift is caught as a non-finite value, not printed
         coarse, laws, fine = _grids([p, p_prime], alpha, h, both)
         fine_laws = [_law(p, fine), _law(p_prime, fine)]
