@@ -130,3 +130,17 @@ def test_theorem_3_6_rhs_of_research_4_3(rule, q, g_star, s, alpha, reference):
     rhs = theorem36_rhs(TwoClusterStep(q, s, g_star, 40, 0.2, 10, -0.6, rule), alpha)
     assert rhs.value == pytest.approx(reference, rel=5e-3)
     assert rhs.value >= dpsgd_step_renyi(TwoClusterStep(q, s, g_star, 40, 0.2, 10, -0.6, rule), alpha).upper
+
+
+@settings(max_examples=15, deadline=None)
+@given(s=st.floats(0.3, 3), g_star=st.floats(-1, 1), n_a=st.integers(0, 3), g_a=st.floats(-1, 1),
+       n_b=st.integers(0, 2), g_b=st.floats(-1, 1), alpha=st.integers(2, 9), rule=st.sampled_from(["sum", "mean"]))
+def test_full_batch_steps_are_the_gaussian_pair_of_a_direct_quadrature(s, g_star, n_a, g_a, n_b, g_b, alpha, rule):
+    """q = 1 takes the two-Gaussian closed form (no quadrature over the weightless components): it agrees with the
+    direct 20-digit quadrature over every subset, and its Arb enclosure contains it."""
+    step = TwoClusterStep(1.0, s, g_star, n_a, g_a, n_b, g_b, rule)
+    truth = dpsgd_step_renyi(step, alpha)
+    assert truth.value == pytest.approx(_direct(step, alpha), rel=1e-9, abs=1e-14)
+    if truth.value > 0:
+        enc = truth.enclose(128)
+        assert float(enc.lower) <= truth.value * (1 + 1e-15) and truth.value * (1 - 1e-15) <= float(enc.upper)

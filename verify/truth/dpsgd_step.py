@@ -110,11 +110,30 @@ def dpsgd_step_renyi(step: TwoClusterStep, alpha: float) -> Truth:
         return Truth.exact(0.0, f"one DP-SGD step ({step.rule} rule): M(D') = M(D) (x* does not move the released "
                            "law), so R_alpha = 0 exactly", enclose=lambda prec: Enclosure(arb(0), arb(0),
                                                                                            "identical laws", prec))
+    if step.q == 1:  # every point in the batch: M(D) = N(U(D), s^2), M(D') = N(U(D'), s^2), one Gaussian each
+        return _full_batch_renyi(step, alpha)
     w_d, m_d, w_dp, m_dp = step.components()
     s = np.full(m_d.size, step.s)
     forward, reverse = renyi_mixture_quad_both(w_dp, m_dp, np.full(m_dp.size, step.s), w_d, m_d, s, alpha,
                                                exact_weights=lambda: step.exact_weights()[::-1])
     return Truth.larger(forward, reverse, f"one DP-SGD step ({step.rule} rule), both orders")
+
+
+def _full_batch_renyi(step: TwoClusterStep, alpha: float) -> Truth:
+    """q = 1: R_alpha(N(U(D'), s^2) || N(U(D), s^2)) = alpha (U(D') - U(D))^2 / (2 s^2) in both orders, from the exact
+    rational gap of the float inputs (no quadrature over the (n_a + 1)(n_b + 1) components, all but one weightless)."""
+    g_star, g_a, g_b = Fraction(step.g_star), Fraction(step.g_a), Fraction(step.g_b)
+    n, total = int(step.n_a) + int(step.n_b), int(step.n_a) * g_a + int(step.n_b) * g_b
+    gap = g_star if step.rule == "sum" else (total + g_star) / (n + 1) - (total / n if n else 0)
+    value = Fraction(alpha) * gap**2 / (2 * Fraction(step.s) ** 2)
+
+    def enclose(prec: int) -> Enclosure:
+        with ctx.workprec(prec):
+            d = arb(gap.numerator) / arb(gap.denominator)
+            return Enclosure.of(arb(alpha) * d * d / (2 * arb(step.s) ** 2), "Gaussian pair, exact rational gap", prec)
+
+    return Truth.exact(float(value), f"one DP-SGD step ({step.rule} rule) at q = 1: two Gaussians, R_alpha = alpha "
+                       f"(U(D') - U(D))^2 / (2 s^2) with U(D') - U(D) = {float(gap):.6g}", enclose=enclose)
 
 
 def _expected_divergence(p_weights: np.ndarray, p_means: np.ndarray, exact_p, batch_weights: np.ndarray,
