@@ -27,7 +27,8 @@ from verify.results import Verdict
 FALSIFY_EXAMPLES = 100
 MIN_CHECKED = 10
 SIDES = ("upper", "lower", "exact")
-NO_FAMILIES = frozenset({"list", "conventions"})  # commands that read no family: installed plugins are not loaded
+# commands that read no family: installed plugins are not loaded
+NO_FAMILIES = frozenset({"list", "conventions", "account"})
 
 
 def _param(text: str) -> tuple[str, float]:
@@ -254,6 +255,48 @@ def cmd_falsify(args: argparse.Namespace) -> int:
     return exitcodes.UNEXPECTED
 
 
+def _phase(text: str) -> tuple[float, float, float]:
+    parts = text.split(",")
+    try:
+        q, sigma, steps = (float(v) for v in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected Q,SIGMA,T (e.g. 0.01,1.0,1000), got '{text}'") from None
+    return q, sigma, steps
+
+
+def cmd_account(args: argparse.Namespace) -> int:
+    from verify import accountant
+
+    single = (args.q, args.sigma, args.steps)
+    if args.phase and any(v is not None for v in single):
+        raise ParameterError("give one phase by --q/--sigma/--steps or a schedule by --phase, not both")
+    if not args.phase and any(v is None for v in single):
+        raise ParameterError("give --q, --sigma and --steps (or one --phase Q,SIGMA,T per phase)")
+    if args.tol is not None and args.abs_tol is not None:
+        raise ParameterError("give --tol (relative) or --abs-tol (absolute), not both")
+    phases = args.phase or [single]
+    tol, relative = ((args.abs_tol, False) if args.abs_tol is not None
+                     else (accountant.DEFAULT_TOL if args.tol is None else args.tol, True))
+    solve = accountant.epsilon if args.delta is not None else accountant.delta
+    given = args.delta if args.delta is not None else args.eps
+    result = solve(given, [accountant.Phase(*p) for p in phases], tol=tol, relative=relative,
+                   neighbouring=args.neighbouring)
+    comparisons = []
+    if args.compare:
+        from verify.accountant_compare import compare
+
+        comparisons = compare(result)
+    if args.json:
+        from verify.reporting.accountant_json import account_dict
+
+        _print_json(account_dict(result, comparisons))
+        return exitcodes.OK
+    print(result)
+    for c in comparisons:
+        print(f"  {c}")
+    return exitcodes.OK
+
+
 def _assignment(text: str) -> tuple[str, str]:
     name, sep, value = text.partition("=")
     if not sep or not name.strip():
@@ -337,6 +380,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     _plugin_option(p)
     p.set_defaults(fn=cmd_falsify)
+
+    p = sub.add_parser("account", help="certified DP-SGD accountant: a proven bracket on eps(delta) or delta(eps) of "
+                                       "Poisson-subsampled Gaussian steps; --compare places other accountants on it")
+    p.add_argument("--q", type=float, help="sampling rate (one phase; or use --phase)")
+    p.add_argument("--sigma", type=float, help="noise multiplier (one phase)")
+    p.add_argument("--steps", type=float, help="number of steps T (one phase)")
+    p.add_argument("--phase", action="append", default=[], type=_phase, metavar="Q,SIGMA,T",
+                   help="a phase of the schedule (repeatable, in order)")
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument("--delta", type=float, help="answer eps(delta)")
+    what.add_argument("--eps", type=float, help="answer delta(eps)")
+    p.add_argument("--tol", type=float, default=None, help="relative width of the bracket (default 1e-3)")
+    p.add_argument("--abs-tol", type=float, default=None, help="absolute width of the bracket instead")
+    p.add_argument("--neighbouring", choices=("add_remove", "add", "remove"), default="add_remove",
+                   help="neighbouring relation (default add_remove: the larger of both orders)")
+    p.add_argument("--compare", action="store_true", help="evaluate every installed accountant on the schedule and "
+                                                         "mark each conservative, tight or UNDER-REPORTS")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=cmd_account)
 
     p = sub.add_parser("certify", help="certify a bound-vs-bound claim over a box (python-flint interval "
                                        "branch-and-bound); `verify certify --help` for its options",

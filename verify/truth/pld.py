@@ -306,6 +306,49 @@ def _orders(q: float, sigma: float, steps: int, one_sided: bool, eps_tolerance: 
     return [_compose(o, float(q), float(sigma), h, steps) for o in names]
 
 
+def compose_schedule(order: str, phases: tuple[tuple[float, float, int], ...], h: float) -> _Composed:
+    """The composed PLD of one order over a schedule of phases (q_i, sigma_i, T_i) on one loss grid of width h: each
+    phase composed as `_compose` does, then the phases convolved with the same error accounting. The cut error of
+    phase i enters as T_i eta_i: the result's `eta` is their mean over all T steps (only steps * eta is used)."""
+    parts = [_compose(order, float(q), float(s), h, int(t)) for q, s, t in phases]
+    if len(parts) == 1:
+        return parts[0]
+    acc = None
+    for c in parts:
+        term = (c.p, c.j0, c.budget)
+        acc = term if acc is None else _conv(acc, term, False)
+    p, j0, budget = acc
+    steps = sum(c.steps for c in parts)
+    eta = sum(c.steps * c.eta for c in parts) / steps
+    rest = max(0.0, 1.0 - math.fsum(p)) + budget + 4 * _U
+    return _Composed(p, j0, h, steps, eta, budget, rest, (j0 + np.arange(len(p))) * h)
+
+
+def schedule_orders(phases: tuple[tuple[float, float, int], ...], orders: tuple[str, ...],
+                    eps_tolerance: float) -> list[_Composed]:
+    """The composed PLDs of `orders` ("add", "remove") over the schedule, on the grid whose worst-case eps width is
+    eps_tolerance (h = eps_tolerance / total steps); phases are validated as `sgm_composed_epsilon` validates them."""
+    steps = [_check(None, q, s, t, eps_tolerance) for q, s, t in phases]
+    total = sum(steps)
+    h = eps_tolerance / total
+    checked = tuple((float(q), float(s), t) for (q, s, _), t in zip(phases, steps, strict=True))
+    if all(q == 1 for q, _, _ in checked):
+        orders = orders[:1]  # the Gaussian mechanism is symmetric: both orders are one distribution
+    return [compose_schedule(o, checked, h) for o in orders]
+
+
+def schedule_delta(eps: float, comps: list[_Composed]) -> PLDBracket:
+    """Bracket on the tight delta(eps) from composed PLDs (the max over the orders given)."""
+    return _bracket(max(c.lower(eps) for c in comps), max(c.upper(eps) for c in comps), comps)
+
+
+def schedule_epsilon(delta: float, comps: list[_Composed]) -> PLDBracket:
+    """Bracket on the smallest eps >= 0 with delta_true(eps) <= delta from composed PLDs (max over the orders)."""
+    if not 0 < delta < 1:
+        raise ParameterError(f"delta must lie in (0, 1), got {delta}")
+    return _bracket(max(_eps_lower(c, delta) for c in comps), max(_eps_upper(c, delta) for c in comps), comps)
+
+
 def _bracket(lo: float, up: float, comps: list[_Composed]) -> PLDBracket:
     window = (min(c.j0 for c in comps), max(c.j0 + len(c.p) - 1 for c in comps))
     return PLDBracket(float(lo), float(up), comps[0].h, window, max(c.rest + c.budget + c.slack for c in comps))

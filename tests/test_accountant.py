@@ -1,0 +1,152 @@
+"""The certified accountant (verify.accountant, `verify account`): its bracket against the exact composition of
+Gaussian mechanisms (an independent mpmath closed form), against dp_accounting's PLD accountant on generated
+schedules, the comparison statuses, the JSON interface and bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import mpmath
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from verify import accountant
+from verify.accountant import Phase
+from verify.cli import main
+from verify.errors import ParameterError
+
+SETTINGS = settings(max_examples=12, deadline=None, database=None)
+
+
+def _gaussian_delta(eps, mu):
+    """delta(eps) of the mu-GDP pair N(0, 1) vs N(mu, 1) (Dong, Roth & Su 2022, Cor. 2.13), at 40 digits."""
+    with mpmath.workdps(40):
+        eps, mu = mpmath.mpf(eps), mpmath.mpf(mu)
+        return mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2)
+
+
+def _gaussian_epsilon(delta, mu):
+    """the smallest eps >= 0 with delta(eps) <= delta (bisection: delta(eps) decreases)"""
+    with mpmath.workdps(40):
+        if _gaussian_delta(0, mu) <= delta:
+            return mpmath.mpf(0)
+        lo, hi = mpmath.mpf(0), mu * mu / 2 + 10 * mu + 50
+        for _ in range(150):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if _gaussian_delta(mid, mu) > delta else (lo, mid)
+        return hi
+
+
+@SETTINGS
+@given(sigmas=st.lists(st.floats(0.8, 20), min_size=1, max_size=3),
+       steps=st.lists(st.integers(1, 100), min_size=3, max_size=3), delta=st.floats(1e-10, 1e-2))
+def test_full_batch_schedules_bracket_the_exact_gaussian_composition(sigmas, steps, delta):
+    """q = 1: T_i Gaussian steps of noise sigma_i compose to mu-GDP with mu^2 = sum T_i / sigma_i^2, whose eps(delta)
+    and delta(eps) are closed forms: the proven bracket contains them and meets the tolerance (relative for eps;
+    absolute for delta, whose bracket has an additive floating-point floor ~1e-12)."""
+    phases = [Phase(1.0, s, t) for s, t in zip(sigmas, steps, strict=False)]
+    mu = math.sqrt(sum(p.steps / p.sigma**2 for p in phases))
+    exact = float(_gaussian_epsilon(delta, mu))
+    r = accountant.epsilon(delta, phases, tol=1e-2)
+    assert r.lower <= exact <= r.upper
+    assert r.upper - r.lower <= 1e-2 * r.upper
+    eps = max(exact, 0.1)
+    exact_delta = float(_gaussian_delta(eps, mu))
+    tol = max(1e-2 * exact_delta, 1e-9)
+    d = accountant.delta(eps, phases, tol=tol, relative=False)
+    assert d.lower <= exact_delta <= d.upper
+    assert d.upper - d.lower <= tol
+
+
+def test_a_relative_delta_width_below_the_floor_is_refused_at_once():
+    """delta(eps) ~ 1e-12 at a relative 1e-3: below the bracket's additive floor, refused (exit 3), not refined for
+    minutes."""
+    import time
+
+    from verify.errors import ResourceLimitError
+
+    start = time.monotonic()
+    with pytest.raises(ResourceLimitError, match="floor"):
+        accountant.delta(40.0, [(1.0, 1.0, 10)], tol=1e-3)
+    assert time.monotonic() - start < 20
+
+
+@SETTINGS
+@given(phases=st.lists(st.tuples(st.floats(1e-3, 0.5), st.floats(0.6, 5), st.integers(1, 150)), min_size=1,
+                       max_size=2), delta=st.floats(1e-8, 1e-3))
+def test_dp_accountings_pld_answer_lies_in_the_bracket_within_its_own_discretisation(phases, delta):
+    """dp_accounting's PLD accountant (default discretisation 1e-4 per step, pessimistic) on generated schedules:
+    its eps lies inside the proven bracket, or above it by at most its own discretisation error (T x 1e-4)."""
+    dp_accounting = pytest.importorskip("dp_accounting")
+    from dp_accounting import dp_event, pld
+
+    r = accountant.epsilon(delta, phases, tol=1e-2)
+    acc = pld.PLDAccountant()
+    for q, s, t in phases:
+        acc.compose(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(s)), t)
+    theirs = acc.get_epsilon(delta)
+    steps = sum(t for _, _, t in phases)
+    assert dp_accounting is not None
+    assert r.lower - 1e-9 <= theirs <= r.upper + steps * 1e-4 + 1e-9
+
+
+@settings(max_examples=6, deadline=None, database=None)
+@given(q=st.floats(1e-3, 0.3), sigma=st.floats(0.7, 3), steps=st.integers(1, 200), delta=st.floats(1e-8, 1e-3))
+def test_each_order_is_at_most_the_add_remove_answer(q, sigma, steps, delta):
+    """add/remove reports the larger of the two orders: each one-order bracket starts no higher than its upper end."""
+    both = accountant.epsilon(delta, [(q, sigma, steps)], tol=1e-2)
+    for order in ("add", "remove"):
+        one = accountant.epsilon(delta, [(q, sigma, steps)], tol=1e-2, neighbouring=order)
+        assert one.lower <= both.upper
+
+
+def test_the_gaussian_dp_clt_under_reports_where_the_literature_says_it_is_optimistic():
+    """The issue's schedule (0.01, 1.0, 1000, 1e-5): the CLT's 1.6177 (opacus' GaussianAccountant) lies below the
+    proven lower end, the RDP conversion above the upper end, dp_accounting's PLD inside."""
+    from verify.accountant_compare import CONSERVATIVE, TIGHT, UNDER, compare
+
+    r = accountant.epsilon(1e-5, [(0.01, 1.0, 1000)], tol=1e-2)
+    assert 1.8 < r.lower <= r.upper < 1.85
+    found = {c.accountant: c for c in compare(r)}
+    clt = found["Gaussian-DP CLT (formula)"]
+    assert clt.status == UNDER and clt.value == pytest.approx(1.6177, abs=1e-3)
+    if found["dp_accounting RDP"].value is not None:
+        assert found["dp_accounting RDP"].status == CONSERVATIVE
+        assert found["dp_accounting PLD"].status == TIGHT
+
+
+def test_cli_json_holds_the_bracket_and_the_schedule(capsys):
+    assert main(["account", "--phase", "0.02,1.5,100", "--phase", "1,8,3", "--delta", "1e-6", "--tol", "0.01",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    eps = out["epsilon"]
+    assert eps["lower"] <= eps["estimate"] <= eps["upper"] and out["delta"] == 1e-6
+    assert [p["steps"] for p in out["phases"]] == [100, 3]
+
+
+@pytest.mark.parametrize("argv", [
+    ["account", "--q", "2", "--sigma", "1", "--steps", "10", "--delta", "1e-5"],
+    ["account", "--q", "0.1", "--sigma", "0", "--steps", "10", "--delta", "1e-5"],
+    ["account", "--q", "0.1", "--sigma", "1", "--steps", "0", "--delta", "1e-5"],
+    ["account", "--q", "0.1", "--sigma", "1", "--steps", "2.5", "--delta", "1e-5"],
+    ["account", "--q", "0.1", "--sigma", "1", "--steps", "1e8", "--delta", "1e-5"],
+    ["account", "--q", "0.1", "--sigma", "1", "--steps", "10", "--delta", "1.5"],
+    ["account", "--q", "0.1", "--sigma", "1", "--delta", "1e-5"],
+    ["account", "--phase", "0.1,1", "--delta", "1e-5"],
+    ["account", "--q", "0.1", "--sigma", "1", "--steps", "10", "--delta", "1e-5", "--tol", "-1"],
+    ["account", "--q", "0.1", "--sigma", "1", "--steps", "10", "--eps", "nan"],
+    ["account", "--q", "0.1", "--sigma", "1", "--steps", "10"],
+])
+def test_bad_input_is_one_line_and_exit_2(argv, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 or err.startswith("usage")
+
+
+def test_phase_validates_like_the_cli():
+    with pytest.raises(ParameterError):
+        Phase(0.1, float("inf"), 10)
+    with pytest.raises(ParameterError):
+        accountant.epsilon(1e-5, [])

@@ -1,0 +1,188 @@
+"""A certified DP-SGD accountant: a proven bracket lower <= tight value <= upper on eps(delta) or delta(eps) of a
+schedule of Poisson-subsampled Gaussian phases (q_i, sigma_i, T_i), sensitivity 1.
+
+The bracket is the privacy-loss-distribution bracket of verify.truth.pld (pessimistic and optimistic PLDs: Meiser &
+Mohammadi 2018; Koskela et al. 2020; Doroshenko et al. 2022, with every floating-point error accounted for), composed
+over the phases on one loss grid. Its width in eps is about the grid width times the number of steps; the grid is
+refined until the bracket meets the tolerance asked for, or a resource cap stops it (ResourceLimitError, never a
+wider answer passed off as meeting the tolerance).
+
+Neighbouring relations: "add_remove" (the default: the larger of the add and remove orders, as DP-SGD accountants
+report), "add" (P_D' || P_D with D' = D + x) and "remove" alone. Replace-one is not supported for Poisson sampling.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from verify.errors import ParameterError, ResourceLimitError
+
+NEIGHBOURING = {"add_remove": ("add", "remove"), "add": ("add",), "remove": ("remove",)}
+DEFAULT_TOL = 1e-3  # relative width of the bracket
+MAX_STEPS = 10**7
+_START_WIDTH = 0.1  # eps width of the first, coarse bracket (it sets the scale of a relative tolerance)
+_ROUNDS = 6  # refinements at most
+
+
+@dataclass(frozen=True)
+class Phase:
+    """`steps` steps of the Poisson-subsampled Gaussian mechanism: sampling rate q, noise multiplier sigma."""
+
+    q: float
+    sigma: float
+    steps: int
+
+    def __post_init__(self) -> None:
+        if isinstance(self.q, bool) or not (isinstance(self.q, (int, float)) and 0 < self.q <= 1):
+            raise ParameterError(f"sampling rate q must lie in (0, 1], got {self.q!r}")
+        if isinstance(self.sigma, bool) or not (isinstance(self.sigma, (int, float)) and math.isfinite(self.sigma)
+                                                and self.sigma > 0):
+            raise ParameterError(f"noise multiplier sigma must be a finite number > 0, got {self.sigma!r}")
+        steps = self.steps
+        if isinstance(steps, float) and steps.is_integer():
+            steps = int(steps)
+        if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
+            raise ParameterError(f"steps must be an integer in 1..{MAX_STEPS:.0e}, got {self.steps!r}")
+        object.__setattr__(self, "steps", steps)
+
+    def __str__(self) -> str:
+        return f"{self.steps} steps of q={self.q:g}, sigma={self.sigma:g}"
+
+
+@dataclass(frozen=True)
+class AccountantResult:
+    """lower <= tight value <= upper, proven, for `quantity` ("epsilon" at the given delta, or "delta" at the given
+    epsilon); `estimate` is the bracket's midpoint. `grid_width` is the loss grid's width, `tolerance` the width
+    asked for (`relative` to the estimate or absolute)."""
+
+    quantity: str
+    lower: float
+    estimate: float
+    upper: float
+    given: float
+    phases: tuple[Phase, ...]
+    neighbouring: str
+    tolerance: float
+    relative: bool
+    grid_width: float
+    seconds: float
+
+    @property
+    def given_name(self) -> str:
+        return "delta" if self.quantity == "epsilon" else "epsilon"
+
+    @property
+    def width(self) -> float:
+        return self.upper - self.lower
+
+    def schedule(self) -> str:
+        return " + ".join(str(p) for p in self.phases)
+
+    def __str__(self) -> str:
+        name = "eps" if self.quantity == "epsilon" else "delta"
+        at = "delta" if self.quantity == "epsilon" else "eps"
+        return (f"{name}({at}={self.given:g}) in [{self.lower:.6g}, {self.upper:.6g}] (estimate {self.estimate:.6g}, "
+                f"certified) for {self.schedule()} ({self.neighbouring.replace('_', '/')})")
+
+    def __repr__(self) -> str:
+        return f"<AccountantResult {self}>"
+
+    def _repr_html_(self) -> str:
+        name = "&epsilon;" if self.quantity == "epsilon" else "&delta;"
+        at = "&delta;" if self.quantity == "epsilon" else "&epsilon;"
+        return (f"<div><b>{name}</b>({at} = {self.given:g}) &isin; [{self.lower:.6g}, {self.upper:.6g}] "
+                f"(estimate {self.estimate:.6g}, certified)<br><small>{html.escape(self.schedule())}; "
+                f"{html.escape(self.neighbouring.replace('_', '/'))} neighbours; loss grid {self.grid_width:.3g}"
+                f"</small></div>")
+
+
+def _phases(phases: Sequence[Phase | tuple] | Phase) -> tuple[Phase, ...]:
+    if isinstance(phases, Phase):
+        phases = [phases]
+    out = tuple(p if isinstance(p, Phase) else Phase(*p) for p in phases)
+    if not out:
+        raise ParameterError("a schedule needs at least one phase (q, sigma, steps)")
+    if sum(p.steps for p in out) > MAX_STEPS:
+        raise ParameterError(f"the schedule has {sum(p.steps for p in out)} steps in all, more than {MAX_STEPS:.0e}")
+    return out
+
+
+def _tolerance(tol: float) -> float:
+    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not (math.isfinite(tol) and tol > 0):
+        raise ParameterError(f"tolerance must be a finite number > 0, got {tol!r}")
+    return float(tol)
+
+
+def _orders(neighbouring: str) -> tuple[str, ...]:
+    if neighbouring not in NEIGHBOURING:
+        raise ParameterError(f"neighbouring must be one of {', '.join(NEIGHBOURING)}, got {neighbouring!r}")
+    return NEIGHBOURING[neighbouring]
+
+
+def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...], solve_delta: bool = False):
+    """Brackets from successively finer grids until `target_of(bracket)` (the width allowed) is met."""
+    from verify.truth.pld import schedule_orders
+
+    raw = tuple((p.q, p.sigma, p.steps) for p in phases)
+    width = _START_WIDTH
+    last_error = None
+    for _ in range(_ROUNDS):
+        try:
+            bracket = solve(schedule_orders(raw, orders, width))
+        except ResourceLimitError as err:
+            if last_error is None:
+                raise
+            raise ResourceLimitError(f"the bracket reached width {last_error:.3g} but a tighter one would exceed a "
+                                     f"resource cap ({err}); ask for a larger tolerance") from None
+        allowed = target_of(bracket)
+        got = bracket.upper - bracket.lower
+        if got <= allowed or not math.isfinite(bracket.upper):
+            return bracket
+        if solve_delta and 2 * bracket.error_budget >= allowed:  # a finer grid does not move this floor
+            raise ResourceLimitError(f"the width asked for ({allowed:.3g} in delta) is below the bracket's floating-"
+                                     f"point and truncation floor ({2 * bracket.error_budget:.3g}); ask for an "
+                                     "absolute tolerance above it")
+        last_error = got
+        width *= max(0.05, min(0.9, 0.9 * allowed / got))
+    raise ResourceLimitError(f"the bracket did not reach the tolerance in {_ROUNDS} refinements (width "
+                             f"{last_error:.3g})")
+
+
+def epsilon(delta: float, phases: Sequence[Phase | tuple] | Phase, *, tol: float = DEFAULT_TOL, relative: bool = True,
+            neighbouring: str = "add_remove") -> AccountantResult:
+    """The tight eps(delta) of the schedule, bracketed within `tol` (relative to the estimate, or absolute)."""
+    from verify.truth.pld import schedule_epsilon
+
+    start = time.perf_counter()
+    phases, tol, orders = _phases(phases), _tolerance(tol), _orders(neighbouring)
+    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
+        raise ParameterError(f"delta must lie in (0, 1), got {delta!r}")
+
+    def allowed(b) -> float:
+        return tol * max(b.upper, 1e-12) if relative else tol
+
+    b = _refined(lambda comps: schedule_epsilon(float(delta), comps), allowed, phases, orders)
+    return AccountantResult("epsilon", b.lower, 0.5 * (b.lower + b.upper), b.upper, float(delta), phases,
+                            neighbouring, tol, relative, b.grid_width, time.perf_counter() - start)
+
+
+def delta(eps: float, phases: Sequence[Phase | tuple] | Phase, *, tol: float = DEFAULT_TOL, relative: bool = True,
+          neighbouring: str = "add_remove") -> AccountantResult:
+    """The tight delta(eps) of the schedule, bracketed within `tol` (relative to the estimate, or absolute)."""
+    from verify.truth.pld import schedule_delta
+
+    start = time.perf_counter()
+    phases, tol, orders = _phases(phases), _tolerance(tol), _orders(neighbouring)
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps):
+        raise ParameterError(f"eps must be a finite number, got {eps!r}")
+
+    def allowed(b) -> float:
+        return tol * max(b.upper, 1e-300) if relative else tol
+
+    b = _refined(lambda comps: schedule_delta(float(eps), comps), allowed, phases, orders, solve_delta=True)
+    return AccountantResult("delta", b.lower, 0.5 * (b.lower + b.upper), b.upper, float(eps), phases, neighbouring,
+                            tol, relative, b.grid_width, time.perf_counter() - start)

@@ -1,0 +1,157 @@
+"""Other DP-SGD accountants, evaluated on the schedule of a certified bracket (verify.accountant) and placed against
+it: `conservative` (above the proven upper end), `tight` (inside the bracket) or `UNDER-REPORTS` (below the proven
+lower end: a privacy claim the mechanism does not have). Each library is optional and imported only here; one that is
+not installed is listed as such, never an error.
+
+Add/remove neighbours only (the relation these accountants use for Poisson sampling)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from verify.accountant import AccountantResult
+
+CONSERVATIVE, TIGHT, UNDER = "conservative", "tight", "UNDER-REPORTS"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One accountant's answer on the bracket's schedule: `value` (None where it is not installed or failed, with
+    `note` saying why) and its `status` against the bracket."""
+
+    accountant: str
+    value: float | None
+    status: str
+    note: str = ""
+
+    def __str__(self) -> str:
+        shown = "-" if self.value is None else f"{self.value:.6g}"
+        return f"{self.accountant:<28} {shown:>12}  {self.status}{f' ({self.note})' if self.note else ''}"
+
+
+def status(value: float, result: AccountantResult) -> str:
+    """Where `value` lies against the proven bracket."""
+    if value < result.lower:
+        return UNDER
+    return TIGHT if value <= result.upper else CONSERVATIVE
+
+
+def _dp_accounting(kind: str) -> Callable[[AccountantResult], float]:
+    def answer(r: AccountantResult) -> float:
+        from dp_accounting import dp_event
+
+        if kind == "rdp":
+            from dp_accounting.rdp import RdpAccountant as Accountant
+        else:
+            from dp_accounting.pld import PLDAccountant as Accountant
+        acc = Accountant()
+        for p in r.phases:
+            acc.compose(dp_event.PoissonSampledDpEvent(p.q, dp_event.GaussianDpEvent(p.sigma)), p.steps)
+        return acc.get_epsilon(r.given) if r.quantity == "epsilon" else acc.get_delta(r.given)
+    return answer
+
+
+def _opacus(kind: str) -> Callable[[AccountantResult], float]:
+    def answer(r: AccountantResult) -> float:
+        from opacus.accountants import GaussianAccountant, PRVAccountant, RDPAccountant
+
+        acc = {"rdp": RDPAccountant, "prv": PRVAccountant, "gdp": GaussianAccountant}[kind]()
+        acc.history = [(p.sigma, p.q, p.steps) for p in r.phases]
+        if r.quantity != "epsilon":
+            raise NotImplementedError("opacus' accountants answer epsilon(delta) only")
+        return float(acc.get_epsilon(r.given))
+    return answer
+
+
+def _prv_accountant(r: AccountantResult) -> float:
+    from prv_accountant import PRVAccountant
+    from prv_accountant.privacy_random_variables import PoissonSubsampledGaussianMechanism
+
+    prvs = [PoissonSubsampledGaussianMechanism(noise_multiplier=p.sigma, sampling_probability=p.q) for p in r.phases]
+    steps = [p.steps for p in r.phases]
+    acc = PRVAccountant(prvs=prvs, max_self_compositions=steps, eps_error=0.01, delta_error=1e-10)
+    if r.quantity == "epsilon":
+        return float(acc.compute_epsilon(delta=r.given, num_self_compositions=steps)[1])
+    return float(acc.compute_delta(epsilon=r.given, num_self_compositions=steps)[1])
+
+
+def _gdp_clt(r: AccountantResult) -> float:
+    """The Gaussian-DP central-limit approximation (Bu, Dong, Long & Su 2020, "Deep learning with Gaussian
+    differential privacy", Thm 5; opacus' GaussianAccountant): mu = sqrt(sum_i q_i^2 T_i (e^{1/sigma_i^2} - 1)), then
+    the mu-GDP trade-off's delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (Dong, Roth & Su 2022,
+    Cor. 2.13), solved for eps by bisection in 50-digit arithmetic."""
+    import mpmath
+
+    with mpmath.workdps(50):
+        mu = mpmath.sqrt(mpmath.fsum(p.q**2 * p.steps * mpmath.expm1(1 / mpmath.mpf(p.sigma) ** 2)
+                                     for p in r.phases))
+
+        def gdp_delta(eps):
+            return mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2)
+
+        if r.quantity == "delta":
+            return float(gdp_delta(mpmath.mpf(r.given)))
+        if gdp_delta(0) <= r.given:
+            return 0.0
+        lo, hi = mpmath.mpf(0), mpmath.mpf(1)
+        while gdp_delta(hi) > r.given:
+            lo, hi = hi, 2 * hi
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if gdp_delta(mid) > r.given else (lo, mid)
+        return float(hi)
+
+
+def _autodp(r: AccountantResult) -> float:
+    from autodp.mechanism_zoo import GaussianMechanism
+    from autodp.transformer_zoo import AmplificationBySampling, Composition
+
+    subsample = AmplificationBySampling(PoissonSampling=True)
+    mechs, counts = [], []
+    for p in r.phases:
+        mechs.append(subsample(GaussianMechanism(sigma=p.sigma), p.q, improved_bound_flag=True))
+        counts.append(p.steps)
+    composed = Composition()(mechs, counts)
+    if r.quantity == "epsilon":
+        return float(composed.get_approxDP(r.given))
+    raise NotImplementedError("autodp's composed mechanism answers epsilon(delta) only")
+
+
+ACCOUNTANTS: dict[str, tuple[str, Callable[[AccountantResult], float]]] = {
+    "dp_accounting RDP": ("dp_accounting", _dp_accounting("rdp")),
+    "dp_accounting PLD": ("dp_accounting", _dp_accounting("pld")),
+    "opacus RDP": ("opacus", _opacus("rdp")),
+    "opacus PRV": ("opacus", _opacus("prv")),
+    "opacus GDP (CLT)": ("opacus", _opacus("gdp")),
+    "prv_accountant": ("prv_accountant", _prv_accountant),
+    "autodp": ("autodp", _autodp),
+    "Gaussian-DP CLT (formula)": ("mpmath", _gdp_clt),
+}
+
+
+def compare(result: AccountantResult) -> list[Comparison]:
+    """Every accountant of ACCOUNTANTS on `result`'s schedule, placed against its bracket."""
+    import importlib.util
+
+    if result.neighbouring != "add_remove":
+        return [Comparison(name, None, "skipped", "they account add/remove neighbours") for name in ACCOUNTANTS]
+    out = []
+    for name, (module, answer) in ACCOUNTANTS.items():
+        if importlib.util.find_spec(module) is None:
+            out.append(Comparison(name, None, "not installed"))
+            continue
+        try:
+            with warnings.catch_warnings():  # another library's numerical warnings are not ours to print
+                warnings.simplefilter("ignore")
+                value = float(answer(result))
+        except Exception as err:  # noqa: BLE001 - another library's failure is reported, not ours to raise
+            out.append(Comparison(name, None, "failed", " ".join(f"{type(err).__name__}: {err}".split())[:160]))
+            continue
+        if math.isnan(value):
+            out.append(Comparison(name, None, "failed", "returned NaN"))
+            continue
+        out.append(Comparison(name, value, status(value, result)))
+    return out

@@ -1,0 +1,31 @@
+"""The JSON form of a certified accountant answer (`verify account --json`): a stable object scripts can rely on."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from verify.accountant import AccountantResult
+from verify.accountant_compare import Comparison
+
+ACCOUNT_SCHEMA = "verify.account/1"
+
+
+def account_dict(result: AccountantResult, comparisons: Sequence[Comparison] = ()) -> dict:
+    """{"epsilon" or "delta": {"lower", "estimate", "upper"}, the given value, the schedule, the tolerance, and the
+    comparison with other accountants where asked}."""
+    out = {
+        "schema": ACCOUNT_SCHEMA,
+        result.quantity: {"lower": result.lower, "estimate": result.estimate, "upper": result.upper,
+                          "certified": True},
+        result.given_name: result.given,
+        "phases": [{"q": p.q, "sigma": p.sigma, "steps": p.steps} for p in result.phases],
+        "neighbouring": result.neighbouring,
+        "tolerance": {"value": result.tolerance, "relative": result.relative},
+        "grid_width": result.grid_width,
+        "method": "privacy-loss distribution bracket (pessimistic/optimistic PLD, floating-point errors bounded)",
+        "seconds": result.seconds,
+    }
+    if comparisons:
+        out["compare"] = [{"accountant": c.accountant, "value": c.value, "status": c.status, "note": c.note}
+                          for c in comparisons]
+    return out
