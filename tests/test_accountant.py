@@ -150,3 +150,37 @@ def test_phase_validates_like_the_cli():
         Phase(0.1, float("inf"), 10)
     with pytest.raises(ParameterError):
         accountant.epsilon(1e-5, [])
+
+
+@settings(max_examples=8, deadline=None, database=None)
+@given(steps=st.integers(1, 50), target=st.floats(0.3, 8), delta=st.floats(1e-9, 1e-3))
+def test_calibrated_sigma_brackets_the_exact_gaussian_threshold(steps, target, delta):
+    """q = 1: the smallest sigma with eps(delta) <= target is sqrt(T)/mu*, mu* the mu-GDP parameter whose eps(delta)
+    is the target (mpmath): the calibration's excluded value lies below it and its certified value at or above."""
+    c = accountant.calibrate("sigma", target, delta, q=1.0, steps=steps)
+    with mpmath.workdps(40):
+        lo, hi = mpmath.mpf("1e-6"), mpmath.mpf(100)
+        for _ in range(150):  # eps(delta) increases with mu
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if _gaussian_epsilon(delta, mid) <= target else (lo, mid)
+        threshold = float(math.sqrt(steps) / lo)
+    assert c.certificate.upper <= target and c.value >= threshold * (1 - 1e-9)
+    assert c.excluded is not None and c.excluded < threshold * (1 + 1e-9)
+    assert c.value / c.excluded <= 1.05
+
+
+def test_calibrated_steps_and_rate_are_certified_and_the_excluded_values_provably_fail():
+    steps = accountant.calibrate("steps", 2.0, 1e-5, q=0.1, sigma=1.5)
+    assert steps.certificate.upper <= 2.0 and steps.excluded is not None and steps.value < steps.excluded
+    assert accountant.epsilon(1e-5, [(0.1, 1.5, steps.excluded)], tol=1e-3).lower > 2.0
+    rate = accountant.calibrate("q", 2.0, 1e-5, sigma=1.5, steps=40)
+    assert rate.certificate.upper <= 2.0 and rate.value < rate.excluded <= rate.value * 1.01
+    assert accountant.epsilon(1e-5, [(rate.excluded, 1.5, 40)], tol=1e-3).lower > 2.0
+
+
+def test_cli_calibration_json(capsys):
+    assert main(["account", "--calibrate", "sigma", "--target-eps", "1", "--delta", "1e-6", "--q", "1", "--steps",
+                 "10", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["calibrate"] == "sigma" and out["certificate"]["epsilon"]["upper"] <= 1.0
+    assert out["excluded"] < out["value"]

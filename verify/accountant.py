@@ -186,3 +186,120 @@ def delta(eps: float, phases: Sequence[Phase | tuple] | Phase, *, tol: float = D
     b = _refined(lambda comps: schedule_delta(float(eps), comps), allowed, phases, orders, solve_delta=True)
     return AccountantResult("delta", b.lower, 0.5 * (b.lower + b.upper), b.upper, float(eps), phases, neighbouring,
                             tol, relative, b.grid_width, time.perf_counter() - start)
+
+
+CALIBRATED = ("sigma", "steps", "q")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The result of `calibrate`: `value` of `parameter` provably meets the target (its certificate's upper end is
+    <= target_eps at delta), and `excluded` provably does not (its certified lower end exceeds the target; None where
+    no such value was needed or found), so the exact threshold lies between them. eps falls with sigma and rises with
+    steps and q (each a post-processing of the other), which makes the answer the best on the grid searched."""
+
+    parameter: str
+    value: float
+    excluded: float | None
+    target_eps: float
+    delta: float
+    certificate: AccountantResult
+
+    def __str__(self) -> str:
+        side = {"sigma": "smallest", "steps": "largest", "q": "largest"}[self.parameter]
+        shown = f"{self.value:g}" if self.parameter != "steps" else str(int(self.value))
+        excl = "" if self.excluded is None else f"; {self.parameter}={self.excluded:g} provably does not"
+        return (f"{side} {self.parameter} for eps <= {self.target_eps:g} at delta={self.delta:g}: {shown} (certified: "
+                f"{self.certificate}{excl})")
+
+    def __repr__(self) -> str:
+        return f"<Calibration {self}>"
+
+    def _repr_html_(self) -> str:
+        return f"<div>{html.escape(str(self))}</div>"
+
+
+def calibrate(parameter: str, target_eps: float, delta: float, *, q: float | None = None,
+              sigma: float | None = None, steps: int | None = None, precision: float = 1e-2,
+              tol: float = 1e-2, neighbouring: str = "add_remove") -> Calibration:
+    """The smallest noise multiplier (`parameter` "sigma"), or the largest number of steps ("steps") or sampling rate
+    ("q"), whose certified eps(delta) upper end meets `target_eps`; the other two are given. Geometric bisection
+    until the value and a value proven not to meet the target are within `precision` (relative; one step for
+    `steps`), each point bracketed to `tol` relative."""
+    if parameter not in CALIBRATED:
+        raise ParameterError(f"calibrate one of {', '.join(CALIBRATED)}, got {parameter!r}")
+    given = {"q": q, "sigma": sigma, "steps": steps}
+    missing = [k for k, v in given.items() if k != parameter and v is None]
+    if missing or given[parameter] is not None:
+        raise ParameterError(f"calibrating {parameter} needs the other two of q, sigma, steps (and not {parameter})")
+    if isinstance(target_eps, bool) or not isinstance(target_eps, (int, float)) or not (
+            math.isfinite(target_eps) and target_eps > 0):
+        raise ParameterError(f"target eps must be a finite number > 0, got {target_eps!r}")
+    if isinstance(precision, bool) or not isinstance(precision, (int, float)) or not 0 < precision < 1:
+        raise ParameterError(f"precision must lie in (0, 1), got {precision!r}")
+
+    def at(v: float) -> AccountantResult:
+        """The bracket at v, refined (to a tenth of `tol` at most) while it straddles the target."""
+        values = dict(given, **{parameter: v})
+        width = tol
+        while True:
+            r = epsilon(delta, [Phase(values["q"], values["sigma"], values["steps"])], tol=width,
+                        neighbouring=neighbouring)
+            if r.upper <= target_eps or r.lower > target_eps or width <= tol / 10:
+                return r
+            width = max(tol / 10, width * max(0.1, min(0.5, 0.9 * abs(r.estimate - target_eps) / r.width)))
+
+    start, limit = {"sigma": (1.0, (1e-2, 1e4)), "steps": (1, (1, MAX_STEPS)), "q": (1.0, (1e-8, 1.0))}[parameter]
+    return _bisect(parameter, at, lambda r: r.upper <= target_eps, lambda r: r.lower > target_eps, start, limit,
+                   precision, target_eps, delta)
+
+
+def _bisect(parameter, at, meets, fails, start, limit, precision, target_eps, delta) -> Calibration:
+    """Bisection on a monotone certificate: for sigma, meeting the target is upward closed; for steps and q downward
+    closed. Keeps the best proven value and the nearest proven failure."""
+    up = parameter == "sigma"  # larger values meet the target
+    integer = parameter == "steps"
+    lo_lim, hi_lim = limit
+
+    def nxt(v: float, toward_meeting: bool) -> float:
+        factor = 2.0 if toward_meeting == up else 0.5
+        w = v * factor
+        w = min(max(w, lo_lim), hi_lim)
+        return int(round(w)) if integer else w
+
+    v, best, worst = start, None, None
+    for _ in range(64):  # find a proven value and a proven failure by doubling / halving
+        r = at(v)
+        if meets(r):
+            best = (v, r)
+            if worst is not None:
+                break
+            w = nxt(v, toward_meeting=False)
+        elif fails(r):
+            worst = v
+            if best is not None:
+                break
+            w = nxt(v, toward_meeting=True)
+        else:  # undecided at this tolerance: the threshold is here; step toward meeting
+            w = nxt(v, toward_meeting=True)
+            if best is not None:
+                break
+        if w == v:
+            break
+        v = w
+    if best is None:
+        raise ResourceLimitError(f"no {parameter} in [{lo_lim:g}, {hi_lim:g}] provably meets eps <= {target_eps:g} at "
+                                 f"delta={delta:g}")
+    while worst is not None:
+        a, b = (worst, best[0]) if up else (best[0], worst)
+        if (integer and b - a <= 1) or (not integer and b / a <= 1 + precision):
+            break
+        mid = int((a + b) // 2) if integer else math.sqrt(a * b)
+        r = at(mid)
+        if meets(r):
+            best = (mid, r)
+        elif fails(r):
+            worst = mid
+        else:  # the bracket at mid straddles the target: the threshold is within its width of mid
+            break
+    return Calibration(parameter, best[0], worst, float(target_eps), float(delta), best[1])

@@ -267,6 +267,8 @@ def _phase(text: str) -> tuple[float, float, float]:
 def cmd_account(args: argparse.Namespace) -> int:
     from verify import accountant
 
+    if args.calibrate or args.target_eps is not None:
+        return _calibrate(args)
     single = (args.q, args.sigma, args.steps)
     if args.phase and any(v is not None for v in single):
         raise ParameterError("give one phase by --q/--sigma/--steps or a schedule by --phase, not both")
@@ -294,6 +296,28 @@ def cmd_account(args: argparse.Namespace) -> int:
     print(result)
     for c in comparisons:
         print(f"  {c}")
+    return exitcodes.OK
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from verify import accountant
+
+    if not args.calibrate or args.target_eps is None or args.delta is None:
+        raise ParameterError("a calibration needs --calibrate sigma|steps|q, --target-eps and --delta")
+    if args.phase or args.compare or args.abs_tol is not None:
+        raise ParameterError("a calibration takes one phase by --q/--sigma/--steps (not --phase, --compare, --abs-tol)")
+    steps = args.steps
+    if steps is not None and float(steps).is_integer():
+        steps = int(steps)
+    result = accountant.calibrate(args.calibrate, args.target_eps, args.delta, q=args.q, sigma=args.sigma,
+                                  steps=steps, tol=accountant.DEFAULT_TOL * 10 if args.tol is None else args.tol,
+                                  neighbouring=args.neighbouring)
+    if args.json:
+        from verify.reporting.accountant_json import calibration_dict
+
+        _print_json(calibration_dict(result))
+    else:
+        print(result)
     return exitcodes.OK
 
 
@@ -395,6 +419,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--abs-tol", type=float, default=None, help="absolute width of the bracket instead")
     p.add_argument("--neighbouring", choices=("add_remove", "add", "remove"), default="add_remove",
                    help="neighbouring relation (default add_remove: the larger of both orders)")
+    p.add_argument("--calibrate", choices=("sigma", "steps", "q"),
+                   help="find the smallest sigma (or largest steps, q) whose certified eps meets --target-eps at "
+                        "--delta; give the other two")
+    p.add_argument("--target-eps", type=float, help="the eps a calibration must meet")
     p.add_argument("--compare", action="store_true", help="evaluate every installed accountant on the schedule and "
                                                          "mark each conservative, tight or UNDER-REPORTS")
     p.add_argument("--json", action="store_true")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from verify.accountant import AccountantResult
+from verify.accountant import AccountantResult, Calibration
 from verify.accountant_compare import Comparison
 
 ACCOUNT_SCHEMA = "verify.account/1"
@@ -29,3 +29,11 @@ def account_dict(result: AccountantResult, comparisons: Sequence[Comparison] = (
         out["compare"] = [{"accountant": c.accountant, "value": c.value, "status": c.status, "note": c.note}
                           for c in comparisons]
     return out
+
+
+def calibration_dict(result: Calibration) -> dict:
+    """{"calibrate": parameter, "value" (meets the target, certified), "excluded" (provably does not), the target and
+    the certificate (the bracket at the value, as `account_dict`)}."""
+    return {"schema": ACCOUNT_SCHEMA, "calibrate": result.parameter, "value": result.value,
+            "excluded": result.excluded, "target_epsilon": result.target_eps, "delta": result.delta,
+            "certificate": account_dict(result.certificate)}
