@@ -80,7 +80,7 @@ class AccountantResult:
         return self.upper - self.lower
 
     def schedule(self) -> str:
-        return " + ".join(str(p) for p in self.phases)
+        return _shown(self.phases)
 
     def __str__(self) -> str:
         name = "eps" if self.quantity == "epsilon" else "delta"
@@ -123,6 +123,10 @@ def _orders(neighbouring: str) -> tuple[str, ...]:
     return NEIGHBOURING[neighbouring]
 
 
+def _shown(phases: tuple[Phase, ...]) -> str:
+    return " + ".join(str(p) for p in phases)
+
+
 def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...], solve_delta: bool = False):
     """Brackets from successively finer grids until `target_of(bracket)` (the width allowed) is met."""
     from verify.truth.pld import schedule_orders
@@ -135,7 +139,8 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
             bracket = solve(schedule_orders(raw, orders, width))
         except ResourceLimitError as err:
             if last_error is None:
-                raise
+                raise ResourceLimitError(f"the certified bracket cannot be computed for {_shown(phases)} even at eps "
+                                         f"width {width:g} ({err})") from None
             raise ResourceLimitError(f"the bracket reached width {last_error:.3g} but a tighter one would exceed a "
                                      f"resource cap ({err}); ask for a larger tolerance") from None
         allowed = target_of(bracket)
