@@ -184,3 +184,13 @@ def test_cli_calibration_json(capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["calibrate"] == "sigma" and out["certificate"]["epsilon"]["upper"] <= 1.0
     assert out["excluded"] < out["value"]
+
+
+def test_a_vacuous_upper_end_is_refused_not_answered():
+    """delta far below the bracket's additive floor: the upper end would be +inf; a vacuous answer is refused (exit
+    3) rather than passed off as meeting the tolerance."""
+    from verify.errors import ResourceLimitError
+
+    with pytest.raises(ResourceLimitError, match="vacuous"):
+        accountant.epsilon(1e-300, [(0.01, 1.0, 10)], tol=1e-2)
+    assert main(["account", "--q", "0.01", "--sigma", "1", "--steps", "10", "--delta", "1e-300"]) == 3

@@ -143,9 +143,13 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
                                          f"width {width:g} ({err})") from None
             raise ResourceLimitError(f"the bracket reached width {last_error:.3g} but a tighter one would exceed a "
                                      f"resource cap ({err}); ask for a larger tolerance") from None
+        if not math.isfinite(bracket.upper):  # the tight value is finite: only the bracket's floor makes it vacuous
+            raise ResourceLimitError(f"the bracket's upper end is vacuous (+inf) for {_shown(phases)}: its floating-"
+                                     f"point and truncation floor ({bracket.error_budget:.3g} in delta) is not below "
+                                     "the delta asked for")
         allowed = target_of(bracket)
         got = bracket.upper - bracket.lower
-        if got <= allowed or not math.isfinite(bracket.upper):
+        if got <= allowed:
             return bracket
         if solve_delta and 2 * bracket.error_budget >= allowed:  # a finer grid does not move this floor
             raise ResourceLimitError(f"the width asked for ({allowed:.3g} in delta) is below the bracket's floating-"
