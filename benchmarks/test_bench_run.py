@@ -5,7 +5,9 @@ report folder < 10 MB.
 
 Side by side with a reference: set VERIFY_BENCH_REFERENCE to the source tree of an earlier verify (e.g.
 `git worktree add /tmp/ref <commit>`) and each command also runs from that tree (PYTHONPATH, same interpreter and
-dependencies) in the same session; only the current tree is held to the targets."""
+dependencies) in the same session; only the current tree is held to the targets. Every command runs in its own
+temporary folder: `python -m` puts the current folder first on sys.path, so run from the repository root the
+"reference" silently imported the current tree."""
 
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ def _folder_mb(path: Path) -> float:
 def test_whole_catalog_run(benchmark, tmp_path, tree, label, falsify, seconds):
     out = tmp_path / "results.json"
     m = benchmark.pedantic(measure, args=([*VERIFY, "run", "--quiet", "--json", str(out), *falsify],),
-                           kwargs={"env": _env(tree)}, rounds=1, iterations=1)
+                           kwargs={"env": _env(tree), "cwd": tmp_path}, rounds=1, iterations=1)
     assert m.returncode == 0, m.stdout[-2000:]
     size = out.stat().st_size / 2**20
     benchmark.extra_info.update({"tree": tree, "seconds": m.seconds, "peak_total_mb": m.peak_total_mb,
@@ -52,7 +54,7 @@ def test_whole_catalog_report(benchmark, tmp_path, tree):
     pytest.importorskip("matplotlib")
     out = tmp_path / "report"
     m = benchmark.pedantic(measure, args=([*VERIFY, "report", "--quiet", "--out", str(out)],),
-                           kwargs={"env": _env(tree)}, rounds=1, iterations=1)
+                           kwargs={"env": _env(tree), "cwd": tmp_path}, rounds=1, iterations=1)
     assert m.returncode == 0, m.stdout[-2000:]
     size = _folder_mb(out)
     benchmark.extra_info.update({"tree": tree, "seconds": m.seconds, "peak_total_mb": m.peak_total_mb,
