@@ -194,3 +194,15 @@ def test_a_vacuous_upper_end_is_refused_not_answered():
     with pytest.raises(ResourceLimitError, match="vacuous"):
         accountant.epsilon(1e-300, [(0.01, 1.0, 10)], tol=1e-2)
     assert main(["account", "--q", "0.01", "--sigma", "1", "--steps", "10", "--delta", "1e-300"]) == 3
+
+
+def test_numpy_numbers_are_accepted_and_non_numbers_refused():
+    """A training script passes NumPy scalars: they are numbers; bools, strings and NaN are not."""
+    np = pytest.importorskip("numpy")
+    r = accountant.epsilon(np.float64(1e-5), [(np.float32(0.5), np.float64(2.0), np.int64(5))], tol=np.float64(1e-2))
+    assert r.phases[0] == Phase(0.5, 2.0, 5)
+    for bad in [(0.1, 1.0, True), (True, 1.0, 3), (0.1, float("nan"), 3), ("0.1", 1, 3), (0.1, 1, 2.5)]:
+        with pytest.raises(ParameterError):
+            Phase(*bad)
+    with pytest.raises(ParameterError):
+        accountant.calibrate("sigma", 1.0, 1e-5, q=2.0, steps=10)

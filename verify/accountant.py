@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import html
 import math
+import numbers
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,17 +38,17 @@ class Phase:
     steps: int
 
     def __post_init__(self) -> None:
-        if isinstance(self.q, bool) or not (isinstance(self.q, (int, float)) and 0 < self.q <= 1):
+        q, sigma = _real(self.q), _real(self.sigma)
+        if q is None or not 0 < q <= 1:
             raise ParameterError(f"sampling rate q must lie in (0, 1], got {self.q!r}")
-        if isinstance(self.sigma, bool) or not (isinstance(self.sigma, (int, float)) and math.isfinite(self.sigma)
-                                                and self.sigma > 0):
+        if sigma is None or not (math.isfinite(sigma) and sigma > 0):
             raise ParameterError(f"noise multiplier sigma must be a finite number > 0, got {self.sigma!r}")
-        steps = self.steps
-        if isinstance(steps, float) and steps.is_integer():
-            steps = int(steps)
-        if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
+        steps = _real(self.steps)
+        if steps is None or not steps.is_integer() or not 1 <= steps <= MAX_STEPS:
             raise ParameterError(f"steps must be an integer in 1..{MAX_STEPS:.0e}, got {self.steps!r}")
-        object.__setattr__(self, "steps", steps)
+        object.__setattr__(self, "q", q)
+        object.__setattr__(self, "sigma", sigma)
+        object.__setattr__(self, "steps", int(steps))
 
     def __str__(self) -> str:
         return f"{self.steps} steps of q={self.q:g}, sigma={self.sigma:g}"
@@ -100,6 +101,14 @@ class AccountantResult:
                 f"</small></div>")
 
 
+def _real(value: object) -> float | None:
+    """`value` as a float if it is a real number (Python or NumPy; not a bool, a string or NaN), else None."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    out = float(value)
+    return None if math.isnan(out) else out
+
+
 def _phases(phases: Sequence[Phase | tuple] | Phase) -> tuple[Phase, ...]:
     if isinstance(phases, Phase):
         phases = [phases]
@@ -112,9 +121,10 @@ def _phases(phases: Sequence[Phase | tuple] | Phase) -> tuple[Phase, ...]:
 
 
 def _tolerance(tol: float) -> float:
-    if isinstance(tol, bool) or not isinstance(tol, (int, float)) or not (math.isfinite(tol) and tol > 0):
+    value = _real(tol)
+    if value is None or not (math.isfinite(value) and value > 0):
         raise ParameterError(f"tolerance must be a finite number > 0, got {tol!r}")
-    return float(tol)
+    return value
 
 
 def _orders(neighbouring: str) -> tuple[str, ...]:
@@ -168,7 +178,7 @@ def epsilon(delta: float, phases: Sequence[Phase | tuple] | Phase, *, tol: float
 
     start = time.perf_counter()
     phases, tol, orders = _phases(phases), _tolerance(tol), _orders(neighbouring)
-    if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
+    if _real(delta) is None or not 0 < _real(delta) < 1:
         raise ParameterError(f"delta must lie in (0, 1), got {delta!r}")
 
     def allowed(b) -> float:
@@ -186,7 +196,7 @@ def delta(eps: float, phases: Sequence[Phase | tuple] | Phase, *, tol: float = D
 
     start = time.perf_counter()
     phases, tol, orders = _phases(phases), _tolerance(tol), _orders(neighbouring)
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps):
+    if _real(eps) is None or not math.isfinite(_real(eps)):
         raise ParameterError(f"eps must be a finite number, got {eps!r}")
 
     def allowed(b) -> float:
@@ -241,11 +251,11 @@ def calibrate(parameter: str, target_eps: float, delta: float, *, q: float | Non
     missing = [k for k, v in given.items() if k != parameter and v is None]
     if missing or given[parameter] is not None:
         raise ParameterError(f"calibrating {parameter} needs the other two of q, sigma, steps (and not {parameter})")
-    if isinstance(target_eps, bool) or not isinstance(target_eps, (int, float)) or not (
-            math.isfinite(target_eps) and target_eps > 0):
+    if _real(target_eps) is None or not (math.isfinite(_real(target_eps)) and _real(target_eps) > 0):
         raise ParameterError(f"target eps must be a finite number > 0, got {target_eps!r}")
-    if isinstance(precision, bool) or not isinstance(precision, (int, float)) or not 0 < precision < 1:
+    if _real(precision) is None or not 0 < _real(precision) < 1:
         raise ParameterError(f"precision must lie in (0, 1), got {precision!r}")
+    Phase(*(1.0 if v is None else v for v in (q, sigma, steps)))  # the given two are valid values
 
     def at(v: float) -> AccountantResult:
         """The bracket at v, refined (to a tenth of `tol` at most) while it straddles the target."""
