@@ -206,3 +206,26 @@ def test_numpy_numbers_are_accepted_and_non_numbers_refused():
             Phase(*bad)
     with pytest.raises(ParameterError):
         accountant.calibrate("sigma", 1.0, 1e-5, q=2.0, steps=10)
+
+
+@settings(max_examples=10, deadline=None, database=None)
+@given(exponent=st.floats(-320, 308), q=st.sampled_from([1e-3, 0.5, 1.0]), steps=st.integers(1, 4),
+       ask=st.sampled_from(["delta", "eps"]))
+def test_any_noise_scale_is_answered_or_refused_cleanly(exponent, q, steps, ask):
+    """sigma from 1e-320 to 1e308 (s^2 underflowed to 0 and 1/s^2 overflowed: exit 4 before): an answer, or a
+    refusal (exit 3) with one line; never an internal error."""
+    sigma = 10.0**exponent
+    if sigma <= 0:
+        return
+    argv = ["account", "--q", str(q), "--sigma", repr(sigma), "--steps", str(steps)]
+    argv += ["--delta", "1e-5"] if ask == "delta" else ["--eps=0.1"]
+    assert main(argv) in (0, 3)
+
+
+def test_calibration_keeps_searching_past_an_undecided_midpoint():
+    """A midpoint whose bracket straddles the target used to end the search (sigma 2.0 returned where 1.45 provably
+    meets eps <= 1): the search goes on toward the certified side until the precision is reached."""
+    c = accountant.calibrate("sigma", 1.0, 1e-5, q=0.05, steps=100)
+    lower_side = c.excluded
+    assert c.certificate.upper <= 1.0 and lower_side is not None
+    assert c.value / lower_side <= 1.2

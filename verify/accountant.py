@@ -110,9 +110,13 @@ def _real(value: object) -> float | None:
 
 
 def _phases(phases: Sequence[Phase | tuple] | Phase) -> tuple[Phase, ...]:
-    if isinstance(phases, Phase):
-        phases = [phases]
-    out = tuple(p if isinstance(p, Phase) else Phase(*p) for p in phases)
+    if isinstance(phases, Phase) or (isinstance(phases, (tuple, list)) and len(phases) == 3
+                                     and all(_real(v) is not None for v in phases)):
+        phases = [phases]  # one phase, given bare
+    try:
+        out = tuple(p if isinstance(p, Phase) else Phase(*p) for p in phases)
+    except TypeError:
+        raise ParameterError(f"a schedule is a sequence of phases (q, sigma, steps), got {phases!r}") from None
     if not out:
         raise ParameterError("a schedule needs at least one phase (q, sigma, steps)")
     if sum(p.steps for p in out) > MAX_STEPS:
@@ -309,16 +313,17 @@ def _bisect(parameter, at, meets, fails, start, limit, precision, target_eps, de
     if best is None:
         raise ResourceLimitError(f"no {parameter} in [{lo_lim:g}, {hi_lim:g}] provably meets eps <= {target_eps:g} at "
                                  f"delta={delta:g}")
-    while worst is not None:
-        a, b = (worst, best[0]) if up else (best[0], worst)
+    edge = worst  # the failing side of the search: a proven failure, or a point whose bracket straddles the target
+    while edge is not None:
+        a, b = (edge, best[0]) if up else (best[0], edge)
         if (integer and b - a <= 1) or (not integer and b / a <= 1 + precision):
             break
         mid = int((a + b) // 2) if integer else math.sqrt(a * b)
         r = at(mid)
         if meets(r):
             best = (mid, r)
-        elif fails(r):
-            worst = mid
-        else:  # the bracket at mid straddles the target: the threshold is within its width of mid
-            break
+        else:  # the threshold lies beyond mid (proven) or within its bracket's width of it: search closer to `best`
+            edge = mid
+            if fails(r):
+                worst = mid
     return Calibration(parameter, best[0], worst, float(target_eps), float(delta), best[1])

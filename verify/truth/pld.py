@@ -47,6 +47,7 @@ _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 # x87 80-bit long double (u = 2^-64) where numpy has it (x86); elsewhere every FFT runs in double
 _WIDE = np.longdouble if np.finfo(np.longdouble).nmant == 63 else None
 _WIDE_FROM = 4  # squarings whose result enters the final pmf >= this many times run in long double
+_SIGMA_RANGE = (1e-100, 1e100)
 _CACHE_BYTES = 256 << 20  # composed PLDs kept (least recently used dropped first); a larger one is not kept
 
 
@@ -119,6 +120,9 @@ def _check(eps, q, sigma, steps, eps_tolerance) -> int:
         raise ParameterError(f"sampling rate q must lie in (0, 1], got {q}")
     if not sigma > 0:
         raise ParameterError(f"noise std sigma must be > 0, got {sigma}")
+    if not _SIGMA_RANGE[0] <= sigma <= _SIGMA_RANGE[1]:  # sigma^2 and 1/sigma^2 must stay normal doubles
+        raise ResourceLimitError(f"noise std sigma={sigma:g} lies outside [{_SIGMA_RANGE[0]:g}, {_SIGMA_RANGE[1]:g}], "
+                                 "the range the privacy-loss bracket represents in double precision")
     if not eps_tolerance > 0:
         raise ParameterError(f"eps_tolerance must be > 0, got {eps_tolerance}")
     try:
@@ -240,6 +244,9 @@ def _conv(a, b, wide: bool):
     into many later steps), clipped at 0, rounded to double; the ends are trimmed while their computed mass stays
     below half the rounding-error bound (so FFT noise never blocks the trim)."""
     (pa, ja, ea), (pb, jb, eb) = a, b
+    if not len(pa) or not len(pb):
+        raise ResourceLimitError("the privacy-loss distribution lost all its mass to trimming (a per-step loss far "
+                                 "below the grid's resolution)")
     size = len(pa) + len(pb) - 1
     if size > 2 * _MAX_CELLS:
         raise ResourceLimitError(f"eps_tolerance too small: the composed grid needs {size} > {2 * _MAX_CELLS} cells")
