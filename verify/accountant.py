@@ -178,37 +178,36 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
 def epsilon(delta: float, phases: Sequence[Phase | tuple] | Phase, *, tol: float = DEFAULT_TOL, relative: bool = True,
             neighbouring: str = "add_remove") -> AccountantResult:
     """The tight eps(delta) of the schedule, bracketed within `tol` (relative to the estimate, or absolute)."""
-    from verify.truth.pld import schedule_epsilon
-
-    start = time.perf_counter()
-    phases, tol, orders = _phases(phases), _tolerance(tol), _orders(neighbouring)
     if _real(delta) is None or not 0 < _real(delta) < 1:
         raise ParameterError(f"delta must lie in (0, 1), got {delta!r}")
-
-    def allowed(b) -> float:
-        return tol * max(b.upper, 1e-12) if relative else tol
-
-    b = _refined(lambda comps: schedule_epsilon(float(delta), comps), allowed, phases, orders)
-    return AccountantResult("epsilon", b.lower, 0.5 * (b.lower + b.upper), b.upper, float(delta), phases,
-                            neighbouring, tol, relative, b.grid_width, time.perf_counter() - start)
+    return _account("epsilon", float(delta), phases, tol, relative, neighbouring)
 
 
 def delta(eps: float, phases: Sequence[Phase | tuple] | Phase, *, tol: float = DEFAULT_TOL, relative: bool = True,
           neighbouring: str = "add_remove") -> AccountantResult:
     """The tight delta(eps) of the schedule, bracketed within `tol` (relative to the estimate, or absolute)."""
-    from verify.truth.pld import schedule_delta
+    if _real(eps) is None or not math.isfinite(_real(eps)):
+        raise ParameterError(f"eps must be a finite number, got {eps!r}")
+    return _account("delta", float(eps), phases, tol, relative, neighbouring)
+
+
+def _account(quantity: str, given: float, phases, tol, relative: bool, neighbouring: str) -> AccountantResult:
+    """The bracket on `quantity` ("epsilon" at delta = given, or "delta" at eps = given), refined to the tolerance."""
+    from verify.truth.pld import schedule_delta, schedule_epsilon
 
     start = time.perf_counter()
     phases, tol, orders = _phases(phases), _tolerance(tol), _orders(neighbouring)
-    if _real(eps) is None or not math.isfinite(_real(eps)):
-        raise ParameterError(f"eps must be a finite number, got {eps!r}")
+    solve_delta = quantity == "delta"
+    floor = 1e-300 if solve_delta else 1e-12  # a relative width of a value near 0 is measured against this
 
     def allowed(b) -> float:
-        return tol * max(b.upper, 1e-300) if relative else tol
+        return tol * max(b.upper, floor) if relative else tol
 
-    b = _refined(lambda comps: schedule_delta(float(eps), comps), allowed, phases, orders, solve_delta=True)
-    return AccountantResult("delta", b.lower, 0.5 * (b.lower + b.upper), b.upper, float(eps), phases, neighbouring,
-                            tol, relative, b.grid_width, time.perf_counter() - start)
+    solve = (lambda comps: schedule_delta(given, comps)) if solve_delta else (
+        lambda comps: schedule_epsilon(given, comps))
+    b = _refined(solve, allowed, phases, orders, solve_delta=solve_delta)
+    return AccountantResult(quantity, b.lower, 0.5 * (b.lower + b.upper), b.upper, given, phases, neighbouring, tol,
+                            relative, b.grid_width, time.perf_counter() - start)
 
 
 CALIBRATED = ("sigma", "steps", "q")
@@ -279,7 +278,8 @@ def calibrate(parameter: str, target_eps: float, delta: float, *, q: float | Non
 
 def _bisect(parameter, at, meets, fails, start, limit, precision, target_eps, delta) -> Calibration:
     """Bisection on a monotone certificate: for sigma, meeting the target is upward closed; for steps and q downward
-    closed. Keeps the best proven value and the nearest proven failure."""
+    closed. Keeps the best proven value and the nearest proven failure; a point whose bracket straddles the target
+    bounds the search like a failure but is not reported as one."""
     up = parameter == "sigma"  # larger values meet the target
     integer = parameter == "steps"
     lo_lim, hi_lim = limit
@@ -290,31 +290,25 @@ def _bisect(parameter, at, meets, fails, start, limit, precision, target_eps, de
         w = min(max(w, lo_lim), hi_lim)
         return int(round(w)) if integer else w
 
-    v, best, worst = start, None, None
-    for _ in range(64):  # find a proven value and a proven failure by doubling / halving
+    v, best, edge, worst = start, None, None, None
+    for _ in range(64):  # a proven value and, beside it, a failing or undecided one: doubling / halving
         r = at(v)
         if meets(r):
             best = (v, r)
-            if worst is not None:
-                break
-            w = nxt(v, toward_meeting=False)
-        elif fails(r):
-            worst = v
-            if best is not None:
-                break
-            w = nxt(v, toward_meeting=True)
-        else:  # undecided at this tolerance: the threshold is here; step toward meeting
-            w = nxt(v, toward_meeting=True)
-            if best is not None:
-                break
+        else:
+            edge = v
+            if fails(r):
+                worst = v
+        if best is not None and edge is not None:
+            break
+        w = nxt(v, toward_meeting=not meets(r))
         if w == v:
             break
         v = w
     if best is None:
         raise ResourceLimitError(f"no {parameter} in [{lo_lim:g}, {hi_lim:g}] provably meets eps <= {target_eps:g} at "
                                  f"delta={delta:g}")
-    edge = worst  # the failing side of the search: a proven failure, or a point whose bracket straddles the target
-    while edge is not None:
+    while edge is not None:  # edge: a proven failure, or a point whose bracket straddles the target
         a, b = (edge, best[0]) if up else (best[0], edge)
         if (integer and b - a <= 1) or (not integer and b / a <= 1 + precision):
             break

@@ -80,29 +80,18 @@ def _prv_accountant(r: AccountantResult) -> float:
 
 def _gdp_clt(r: AccountantResult) -> float:
     """The Gaussian-DP central-limit approximation (Bu, Dong, Long & Su 2020, "Deep learning with Gaussian
-    differential privacy", Thm 5; opacus' GaussianAccountant): mu = sqrt(sum_i q_i^2 T_i (e^{1/sigma_i^2} - 1)), then
-    the mu-GDP trade-off's delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (Dong, Roth & Su 2022,
-    Cor. 2.13), solved for eps by bisection in 50-digit arithmetic."""
+    differential privacy", Thm 5; opacus' GaussianAccountant): mu = sqrt(sum_i q_i^2 T_i (e^{1/sigma_i^2} - 1)), read
+    as the mu-GDP pair N(0, 1) vs N(mu, 1) (verify.truth.gaussian's tight delta(eps) and eps(delta), 50 digits)."""
     import mpmath
+
+    from verify.truth.gaussian import gaussian_delta, gaussian_dp_epsilon
 
     with mpmath.workdps(50):
         mu = mpmath.sqrt(mpmath.fsum(p.q**2 * p.steps * mpmath.expm1(1 / mpmath.mpf(p.sigma) ** 2)
                                      for p in r.phases))
-
-        def gdp_delta(eps):
-            return mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2)
-
         if r.quantity == "delta":
-            return float(gdp_delta(mpmath.mpf(r.given)))
-        if gdp_delta(0) <= r.given:
-            return 0.0
-        lo, hi = mpmath.mpf(0), mpmath.mpf(1)
-        while gdp_delta(hi) > r.given:
-            lo, hi = hi, 2 * hi
-        for _ in range(200):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if gdp_delta(mid) > r.given else (lo, mid)
-        return float(hi)
+            return float(gaussian_delta(r.given, mu))
+        return float(gaussian_dp_epsilon(r.given, mu))
 
 
 def _autodp(r: AccountantResult) -> float:

@@ -81,14 +81,19 @@ class TwoClusterStep:
         shifts a q-share of the mixture by g_star, so iff g_star = 0. Mean rule: at q = 1 iff g_star is the mean of D
         (0 for an empty D); at q < 1 iff g_star and every non-empty cluster's gradient are 0 (otherwise the mixing
         measures differ at the extreme atom: the empty batch's weight (1 - q)^n moves in D')."""
-        g_star, g_a, g_b = Fraction(self.g_star), Fraction(self.g_a), Fraction(self.g_b)
-        n_a, n_b = int(self.n_a), int(self.n_b)
+        if self.rule == "sum" or self.q == 1:
+            return self.full_batch_gap() == 0
+        return self.g_star == 0 and (self.n_a == 0 or self.g_a == 0) and (self.n_b == 0 or self.g_b == 0)
+
+    def full_batch_gap(self) -> Fraction:
+        """U(D') - U(D) with every point in the batch (q = 1), exactly in rationals of the float inputs: g_star under
+        the sum rule; (total + g_star)/(n + 1) - total/n under the mean rule (U of an empty batch is 0)."""
+        g_star = Fraction(self.g_star)
         if self.rule == "sum":
-            return g_star == 0
-        if self.q == 1:
-            total = n_a + n_b
-            return g_star == ((n_a * g_a + n_b * g_b) / total if total else 0)
-        return g_star == 0 and (n_a == 0 or g_a == 0) and (n_b == 0 or g_b == 0)
+            return g_star
+        n = int(self.n_a) + int(self.n_b)
+        total = int(self.n_a) * Fraction(self.g_a) + int(self.n_b) * Fraction(self.g_b)
+        return (total + g_star) / (n + 1) - (total / n if n else 0)
 
     def exact_weights(self) -> tuple[list, list]:
         """The same weights as Arb balls (at the caller's precision)."""
@@ -122,9 +127,7 @@ def dpsgd_step_renyi(step: TwoClusterStep, alpha: float) -> Truth:
 def _full_batch_renyi(step: TwoClusterStep, alpha: float) -> Truth:
     """q = 1: R_alpha(N(U(D'), s^2) || N(U(D), s^2)) = alpha (U(D') - U(D))^2 / (2 s^2) in both orders, from the exact
     rational gap of the float inputs (no quadrature over the (n_a + 1)(n_b + 1) components, all but one weightless)."""
-    g_star, g_a, g_b = Fraction(step.g_star), Fraction(step.g_a), Fraction(step.g_b)
-    n, total = int(step.n_a) + int(step.n_b), int(step.n_a) * g_a + int(step.n_b) * g_b
-    gap = g_star if step.rule == "sum" else (total + g_star) / (n + 1) - (total / n if n else 0)
+    gap = step.full_batch_gap()
     value = Fraction(alpha) * gap**2 / (2 * Fraction(step.s) ** 2)
 
     def enclose(prec: int) -> Enclosure:

@@ -326,16 +326,19 @@ def _first_step(proc: Process, grid: _Grid, transfer: Callable[[int], sparse.csc
 def _law(proc: Process, grid: _Grid) -> np.ndarray:
     """State vector (cell masses, then the atoms at -R, +R if projected) of theta_K."""
     cache: dict[int, sparse.csc_array | _DenseKernel] = {}
-    last: list = [None, None]  # the latest keyed kernel: one too large for the shared cache was rebuilt every step
+    latest: dict[Hashable, sparse.csc_array | _DenseKernel] = {}  # the last keyed kernel (one too large for the
+    # shared cache was rebuilt at every step); one entry, so a law with many keys holds one kernel at a time
 
     def transfer(k: int) -> sparse.csc_array | _DenseKernel:
         """Step k's transfer matrix on the grid: shared by key (and reused while consecutive steps keep the key), else
         built once per drift in this law."""
         T = proc.drifts[k]
         if proc.keys is not None:
-            if last[0] != proc.keys[k] or last[1] is None:
-                last[:] = [proc.keys[k], _shared_kernel(grid, T, proc.keys[k], proc.noise_sd)]
-            return last[1]
+            key = proc.keys[k]
+            if key not in latest:
+                latest.clear()
+                latest[key] = _shared_kernel(grid, T, key, proc.noise_sd)
+            return latest[key]
         if id(T) not in cache:
             cache[id(T)] = _kernel(grid, grid.points, T, proc.noise_sd)
         return cache[id(T)]

@@ -307,12 +307,6 @@ def _compose_new(order: str, q: float, s: float, h: float, steps: int) -> _Compo
     return _Composed(p, j0, h, steps, eta, budget, rest, (j0 + np.arange(len(p))) * h)
 
 
-def _orders(q: float, sigma: float, steps: int, one_sided: bool, eps_tolerance: float) -> list[_Composed]:
-    h = eps_tolerance / steps
-    names = ["add"] if one_sided or q == 1 else ["add", "remove"]
-    return [_compose(o, float(q), float(sigma), h, steps) for o in names]
-
-
 def compose_schedule(order: str, phases: tuple[tuple[float, float, int], ...], h: float) -> _Composed:
     """The composed PLD of one order over a schedule of phases (q_i, sigma_i, T_i) on one loss grid of width h: each
     phase composed as `_compose` does, then the phases convolved with the same error accounting. The cut error of
@@ -349,11 +343,16 @@ def schedule_delta(eps: float, comps: list[_Composed]) -> PLDBracket:
     return _bracket(max(c.lower(eps) for c in comps), max(c.upper(eps) for c in comps), comps)
 
 
-def schedule_epsilon(delta: float, comps: list[_Composed]) -> PLDBracket:
-    """Bracket on the smallest eps >= 0 with delta_true(eps) <= delta from composed PLDs (max over the orders)."""
-    if not 0 < delta < 1:
-        raise ParameterError(f"delta must lie in (0, 1), got {delta}")
-    return _bracket(max(_eps_lower(c, delta) for c in comps), max(_eps_upper(c, delta) for c in comps), comps)
+def schedule_epsilon(delta: float, comps: list[_Composed], signed: bool = False) -> PLDBracket:
+    """bracket [lower, upper] on the smallest eps >= 0 with delta_true(eps) <= delta from composed PLDs (the max over
+    the orders given): upper = an eps whose delta upper bound is <= delta (the smallest up to rounding), lower = one
+    below which the delta lower bound exceeds delta; solved exactly on each grid cell (inf when no finite eps).
+    `signed`: the smallest real eps (negative where delta exceeds the total variation), at least log(1 - delta)
+    since every hockey stick is >= 1 - e^eps."""
+    _check_delta(delta)
+    floor = math.nextafter(math.log1p(-delta), -math.inf) if signed else 0.0
+    return _bracket(max(_eps_lower(c, delta, floor) for c in comps), max(_eps_upper(c, delta, floor) for c in comps),
+                    comps)
 
 
 def _bracket(lo: float, up: float, comps: list[_Composed]) -> PLDBracket:
@@ -365,9 +364,17 @@ def sgm_composed_delta(eps: float, q: float, sigma: float, steps: int, *, one_si
                        eps_tolerance: float = 1e-2) -> PLDBracket:
     """Bracket on the tight delta(eps) of `steps` compositions (max over both orders unless `one_sided`: the add
     order P || Q alone). The bracket is about eps_tolerance wide in eps (grid width eps_tolerance / steps)."""
-    steps = _check(eps, q, sigma, steps, eps_tolerance)
-    comps = _orders(q, sigma, steps, one_sided, eps_tolerance)
-    return _bracket(max(c.lower(eps) for c in comps), max(c.upper(eps) for c in comps), comps)
+    _check(eps, q, sigma, steps, eps_tolerance)
+    return schedule_delta(eps, schedule_orders(((q, sigma, steps),), _names(one_sided), eps_tolerance))
+
+
+def _check_delta(delta: float) -> None:
+    if not 0 < delta < 1:
+        raise ParameterError(f"delta must lie in (0, 1), got {delta}")
+
+
+def _names(one_sided: bool) -> tuple[str, ...]:
+    return ("add",) if one_sided else ("add", "remove")
 
 
 def _eps_upper(c: _Composed, delta: float, floor: float = 0.0) -> float:
@@ -398,15 +405,6 @@ def _eps_lower(c: _Composed, delta: float, floor: float = 0.0) -> float:
 
 def sgm_composed_epsilon(delta: float, q: float, sigma: float, steps: int, *, one_sided: bool = False,
                          eps_tolerance: float = 1e-2, signed: bool = False) -> PLDBracket:
-    """bracket [lower, upper] on the smallest eps >= 0 with delta_true(eps) <= delta: upper = an eps whose delta
-    upper bound is <= delta (the smallest up to rounding), lower = one below which the delta lower bound exceeds
-    delta; both from the cached composed PLDs, solved exactly on each grid cell (inf when no finite eps).
-    `signed`: the smallest real eps (negative where delta exceeds the total variation), at least log(1 - delta)
-    since every hockey stick is >= 1 - e^eps."""
-    steps = _check(None, q, sigma, steps, eps_tolerance)
-    if not 0 < delta < 1:
-        raise ParameterError(f"delta must lie in (0, 1), got {delta}")
-    floor = math.nextafter(math.log1p(-delta), -math.inf) if signed else 0.0
-    comps = _orders(q, sigma, steps, one_sided, eps_tolerance)
-    return _bracket(max(_eps_lower(c, delta, floor) for c in comps), max(_eps_upper(c, delta, floor) for c in comps),
-                    comps)
+    """`schedule_epsilon` for `steps` compositions of one mechanism (max over both orders unless `one_sided`)."""
+    _check_delta(delta)  # before the composition
+    return schedule_epsilon(delta, schedule_orders(((q, sigma, steps),), _names(one_sided), eps_tolerance), signed)
