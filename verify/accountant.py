@@ -141,12 +141,14 @@ def _shown(phases: tuple[Phase, ...]) -> str:
     return " + ".join(str(p) for p in phases)
 
 
-def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...], solve_delta: bool = False):
-    """Brackets from successively finer grids until `target_of(bracket)` (the width allowed) is met."""
+def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...], solve_delta: bool = False,
+             start: float = _START_WIDTH):
+    """Brackets from successively finer grids, the first of eps width `start`, until `target_of(bracket)` (the width
+    allowed) is met."""
     from verify.truth.pld import schedule_orders
 
     raw = tuple((p.q, p.sigma, p.steps) for p in phases)
-    width = _START_WIDTH
+    width = start
     last_error = None
     for _ in range(_ROUNDS):
         try:
@@ -205,7 +207,9 @@ def _account(quantity: str, given: float, phases, tol, relative: bool, neighbour
 
     solve = (lambda comps: schedule_delta(given, comps)) if solve_delta else (
         lambda comps: schedule_epsilon(given, comps))
-    b = _refined(solve, allowed, phases, orders, solve_delta=solve_delta)
+    # an absolute eps width is the grid's own: start there (a wider one is wasted work, a narrower one may not fit)
+    first = tol if quantity == "epsilon" and not relative else _START_WIDTH
+    b = _refined(solve, allowed, phases, orders, solve_delta=solve_delta, start=first)
     return AccountantResult(quantity, b.lower, 0.5 * (b.lower + b.upper), b.upper, given, phases, neighbouring, tol,
                             relative, b.grid_width, time.perf_counter() - start)
 
