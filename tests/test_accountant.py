@@ -228,3 +228,12 @@ def test_calibration_keeps_searching_past_an_undecided_midpoint():
     lower_side = c.excluded
     assert c.certificate.upper <= 1.0 and lower_side is not None
     assert c.value / lower_side <= 1.2
+
+
+def test_an_absolute_width_is_used_as_given_and_a_huge_one_still_answers():
+    """--abs-tol W starts at eps width W (T = 1e5 at W = 10 was refused when every run started at 0.1); a width
+    too coarse for the grid falls back to a finer one instead of refusing."""
+    wide = accountant.epsilon(1e-5, [(0.01, 1.0, 100_000)], tol=10.0, relative=False)
+    assert wide.upper - wide.lower <= 10.0 and wide.lower <= 25.57 <= wide.upper  # dp_accounting's PLD: 25.573
+    huge = accountant.epsilon(1e-5, [(0.01, 1.0, 10)], tol=1e3, relative=False)
+    assert huge.lower <= huge.upper <= huge.lower + 1e3

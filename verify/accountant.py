@@ -154,6 +154,9 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
         try:
             bracket = solve(schedule_orders(raw, orders, width))
         except ResourceLimitError as err:
+            if last_error is None and width > _START_WIDTH:  # a very coarse grid may not resolve the cuts: finer
+                width = _START_WIDTH
+                continue
             if last_error is None:
                 raise ResourceLimitError(f"the certified bracket cannot be computed for {_shown(phases)} even at eps "
                                          f"width {width:g} ({err})") from None
