@@ -327,4 +327,12 @@ def _bisect(parameter, at, meets, fails, start, limit, precision, target_eps, de
             edge = mid
             if fails(r):
                 worst = mid
+    step = edge
+    for _ in range(8):  # the search ended at an undecided edge: prove a failure just beyond it
+        if step is None or step == worst:
+            break
+        step = min(step + 1, hi_lim) if integer and not up else (
+            step / (1 + precision) if up else min(step * (1 + precision), hi_lim))
+        if fails(at(step)):
+            worst = step
     return Calibration(parameter, best[0], worst, float(target_eps), float(delta), best[1])
