@@ -58,6 +58,9 @@ def bench(session: nox.Session) -> None:
 
 @nox.session
 def gpu(session: nox.Session) -> None:
-    """The array-API kernel tests under CuPy (needs a CUDA GPU; not a default session)."""
+    """The array-API kernels and estimators under CuPy (needs a CUDA GPU; not a default session), then CuPy beside
+    NumPy on one seed: the catalog's Monte-Carlo entries and the raw kernels (benchmarks/gpu_compare.py)."""
     session.install("-e", ".[test,gpu]")
-    session.run("pytest", "tests/truth", "-k", "backend or kernel or montecarlo", env={"VERIFY_BACKEND": "cupy"})
+    session.run("pytest", "tests/truth/test_cupy_backend.py", "tests/truth/test_renyi_estimator.py",
+                "tests/truth/test_nmf.py", "tests/truth/test_monte_carlo_family.py", env={"VERIFY_BACKEND": "cupy"})
+    session.run("python", "benchmarks/gpu_compare.py", "numpy", "cupy")
