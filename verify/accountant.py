@@ -148,14 +148,17 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
     from verify.truth.pld import schedule_orders
 
     raw = tuple((p.q, p.sigma, p.steps) for p in phases)
-    width = start
+    # first widths to try: a very coarse grid may not resolve the cuts (then the usual start), and the usual start
+    # may be too fine for a long schedule whose eps is large (then coarser, the tolerance being relative)
+    firsts = [start] + ([_START_WIDTH] if start > _START_WIDTH else []) + [_START_WIDTH * 8**k for k in (1, 2, 3)]
+    width = firsts.pop(0)
     last_error = None
-    for _ in range(_ROUNDS):
+    for _ in range(_ROUNDS + len(firsts)):
         try:
             bracket = solve(schedule_orders(raw, orders, width))
         except ResourceLimitError as err:
-            if last_error is None and width > _START_WIDTH:  # a very coarse grid may not resolve the cuts: finer
-                width = _START_WIDTH
+            if last_error is None and firsts:
+                width = firsts.pop(0)
                 continue
             if last_error is None:
                 raise ResourceLimitError(f"the certified bracket cannot be computed for {_shown(phases)} even at eps "

@@ -142,7 +142,7 @@ def test_too_fine_a_grid_is_refused():
     with pytest.raises(ResourceLimitError, match="eps_tolerance"):
         sgm_composed_delta(1.0, 0.01, 1.0, 1000, eps_tolerance=1e-5)  # 4.6e8 cells per step
     with pytest.raises(ResourceLimitError, match="eps_tolerance"):
-        sgm_composed_delta(1.0, 1.0, 1.0, 1000)  # the composed loss has std 32: ~1e8 cells of width 1e-5
+        sgm_composed_delta(1.0, 1.0, 1.0, 1000, eps_tolerance=1e-3)  # composed std 32: ~1e8 cells of width 4e-6
 
 
 # ---------------------------------------------------------------- the floating-point assumptions, at 50 digits
@@ -179,7 +179,7 @@ def test_cut_error_eta(order, q, sigma, h):
     k_lo, k_hi = pld._step_range(order, q, sigma, h, 1000)
     ks = np.unique(np.concatenate([np.linspace(k_lo, k_hi, 60).round(), np.arange(k_lo, k_lo + 6),
                                    np.arange(k_hi - 5, k_hi + 1)]))
-    x, v, left, eta = pld._cut_values(order, q, sigma, h, ks)
+    x, v, left, eta, w, w_err = pld._cut_values(order, q, sigma, h, ks)
     assert np.all(eta < 1e-11)
     with mpmath.workdps(50):
         qm, s = mpmath.mpf(q), mpmath.mpf(sigma)
@@ -194,6 +194,17 @@ def test_cut_error_eta(order, q, sigma, h):
                 val, dens = _mp_cdf(order, qm, s, xe, bool(lk))
                 xe -= (val - mpmath.mpf(float(vk))) / (dens if lk else -dens)
             assert abs(_mp_loss(order, qm, s, xe) - grid) <= ek, (k, float(xk))
+            assert abs(_mp_other_cdf(order, qm, s, xe, bool(lk)) - mpmath.mpf(float(w[ks == k][0]))) <= \
+                w_err[ks == k][0], (k, float(xk))
+
+
+def _mp_other_cdf(order, q, s, x, left):
+    """the other law's CDF (survival function where not `left`) at x: Q = N(0, s^2) against the mixture (add); the
+    mixture's image under z = -x, components at 0 and -1, against Q (remove)"""
+    sg = 1 if left else -1
+    if order == "add":
+        return mpmath.ncdf(sg * x / s)
+    return (1 - q) * mpmath.ncdf(sg * x / s) + q * mpmath.ncdf(sg * (x + 1) / s)
 
 
 def _dyadic(rng, n):
@@ -201,23 +212,68 @@ def _dyadic(rng, n):
     return ints, ints.astype(np.float64) * 2.0**-20
 
 
+def _exact_power(ints: list[np.ndarray], steps: list[int]) -> list[int]:
+    """the exact composition of integer masses (Python integers: no rounding)"""
+    out = [1]
+    for x, t in zip(ints, steps, strict=True):
+        for _ in range(t):
+            res = [0] * (len(out) + len(x) - 1)
+            for i, a in enumerate(out):
+                if a:
+                    for j, b in enumerate(x.tolist()):
+                        res[i + j] += a * b
+            out = res
+    return out
+
+
+def _step(mass: np.ndarray, steps: int) -> pld._Step:
+    return pld._Step(mass, 0, 0.0, 0.0, pld._Shifts(0.0, 0.0, 1.0), None, steps)
+
+
 @pytest.mark.parametrize("wide", [False, True])
-def test_fft_error_bound(wide):
-    """dyadic inputs make the exact convolution computable (integers): the l1 error of _conv's kept window is within
-    its budget, and the raw FFT product meets the l2 bound 1.25 (16 log2 n + 4) u S of the module docstring."""
+@pytest.mark.parametrize("steps", [[1], [3], [2, 3], [7]])
+def test_spectral_power_error_bound(wide, steps, monkeypatch):
+    """dyadic masses make the exact composition computable (integers): the l1 error of `_spectral_power` on the
+    window is within its budget, in double and in x87 long double, one phase or several, on the whole support and on
+    a window cut inside it (the exact masses outside it then fold onto the window: within the budget plus that
+    mass)."""
     if wide and pld._WIDE is None:
         pytest.skip("no x87 long double")
-    rng = np.random.default_rng(3)
-    (ia, a), (ib, b) = _dyadic(rng, 3000), _dyadic(rng, 5000)
-    for (x, ix), (y, iy) in [((a, ia), (b, ib)), ((a, ia), (a, ia))]:
-        exact = np.convolve(ix, iy).astype(np.float64) * 2.0**-40  # exact: < 2^53
-        first = (x, 0, 0.0)
-        p, j0, budget = pld._conv(first, first if y is x else (y, 0, 0.0), wide)
-        assert np.sum(np.abs(p - exact[j0:j0 + len(p)])) <= budget
-        dtype = pld._WIDE if wide else np.float64
-        n = 1 << (len(x) + len(y) - 2).bit_length()
-        raw = sfft.irfft(sfft.rfft(x.astype(dtype), n) * sfft.rfft(y.astype(dtype), n), n)[:len(exact)]
-        err = np.sqrt(np.sum((raw - np.convolve(ix, iy).astype(dtype) * dtype(2.0**-40)) ** 2))
-        u = float(np.finfo(dtype).eps) / 2
-        s = np.linalg.norm(x) * np.sum(y) + np.sum(x) * np.linalg.norm(y)
-        assert float(err) <= 1.25 * (16 * math.log2(n) + 4) * u * s
+    monkeypatch.setattr(pld, "_WIDE", pld._WIDE if wide else None)
+    rng = np.random.default_rng(len(steps) * 10 + steps[0])
+    pairs = [_dyadic(rng, 40) for _ in steps]
+    ints = [i for i, _ in pairs]
+    masses = [m / max(1.0, float(np.sum(m))) for _, m in pairs]
+    scale = [2.0**-20 / max(1.0, float(np.sum(m))) for _, m in pairs]
+    exact_ints = _exact_power(ints, steps)
+    unit = math.prod(sc**t for sc, t in zip(scale, steps, strict=True))
+    exact = np.array([float(mpmath.mpf(v) * mpmath.mpf(unit)) for v in exact_ints])
+    parts = [_step(m, t) for m, t in zip(masses, steps, strict=True)]
+    top = len(exact) - 1
+    for lo, hi in [(0, top), (top // 4, 3 * top // 4)]:
+        out, budget = pld._spectral_power(parts, lo, hi)
+        outside = float(np.sum(exact[:lo]) + np.sum(exact[hi + 1:]))
+        assert np.sum(np.abs(out - exact[lo:hi + 1])) <= budget + outside
+        assert budget < 1e-9
+
+
+@pytest.mark.parametrize("tail", [1e-2, 1e-4, 1e-8])
+@pytest.mark.parametrize("steps", [[5], [3, 8]])
+def test_chernoff_window_holds_the_composed_mass(tail, steps):
+    """`_window`'s Chernoff bound: the exact composed mass outside [lo, hi] is at most 2 tail (integer masses, exact
+    composition, probability vectors), and the window is not the whole support (the bound does work)."""
+    rng = np.random.default_rng(int(1 / tail) + len(steps))
+    ints = []
+    for _ in steps:  # a probability vector: 30 integer masses summing to 2^15, the rest at a random cell
+        x, _ = _dyadic(rng, 30)
+        x[rng.integers(30)] += 2**15 - int(np.sum(x))
+        ints.append(x)
+    masses = [x * 2.0**-15 for x in ints]
+    exact_ints = _exact_power(ints, steps)
+    unit = mpmath.mpf(2) ** (-15 * sum(steps))
+    exact = [mpmath.mpf(v) * unit for v in exact_ints]
+    lo, hi, bound = pld._window([_step(m, t) for m, t in zip(masses, steps, strict=True)], tail)
+    assert bound == 2 * tail
+    assert sum(exact[:lo]) + sum(exact[hi + 1:]) <= bound
+    if tail >= 1e-4:  # a tiny tail may need the whole support of so short a composition
+        assert 0 < lo or hi < len(exact) - 1

@@ -46,7 +46,6 @@ _MAX_CELLS = 1 << 23  # largest grid (and half the largest FFT) the accountant w
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 # x87 80-bit long double (u = 2^-64) where numpy has it (x86); elsewhere every FFT runs in double
 _WIDE = np.longdouble if np.finfo(np.longdouble).nmant == 63 else None
-_WIDE_FROM = 4  # squarings whose result enters the final pmf >= this many times run in long double
 _SIGMA_RANGE = (1e-100, 1e100)
 _CACHE_BYTES = 256 << 20  # composed PLDs kept (least recently used dropped first); a larger one is not kept
 
@@ -67,7 +66,16 @@ class PLDBracket:
 @dataclass(frozen=True)
 class _Composed:
     """core^T on indices j0 .. j0 + len(p) - 1, with its l1 error bound `budget`, the upper grid's loss values,
-    the per-step cut error eta and the dropped mass `rest` (an upper bound, budget included)."""
+    the per-step cut error eta and the dropped mass `rest` (an upper bound, budget included).
+
+    Concentration (the rounding offsets of the T steps are independent): the upper grid reads index j as loss j h,
+    above the true loss sum by sum_i U_i, U_i = K_i h - L_i in [-eta, h + eta]; the lower one as (j - T) h, below
+    the reduced loss sum (each output reduced to its cell, a post-processing) by sum_i (l_(K_i) - (K_i - 1) h) in the
+    same range. Their means are at least `shift_up` and `shift_low` (about T h / 2 each), and by Hoeffding each sum
+    falls t below its mean with probability at most exp(-2 t^2 / `spread`), spread = sum_i span_i^2. So
+    delta <= G(eps + shift_up - t) + ... + exp(-2 t^2 / spread) and delta >= G(eps + T h - shift_low + t) - ... -
+    exp(-2 t^2 / spread): a bracket about 2 t ~ h sqrt(2 T log(1/delta)) wide in eps instead of T h. Each bound is
+    also taken without it (t = infinity: the offsets' hard range) where that is tighter."""
 
     p: np.ndarray
     j0: int
@@ -77,6 +85,23 @@ class _Composed:
     budget: float
     rest: float
     loss: np.ndarray
+    shift_up: float
+    shift_low: float
+    spread: float
+
+    def deviation(self, tail: float) -> float:
+        """t with exp(-2 t^2 / spread) <= tail (rounded up)"""
+        return math.sqrt(self.spread * math.log(1 / tail) / 2) * (1 + 1e-12)
+
+    def upper_at(self, eps: float, tail: float) -> float:
+        """the concentration upper bound on delta(eps), t chosen for the probability `tail`"""
+        e = eps + self.shift_up - self.deviation(tail)
+        return min(1.0, self.g(e) + self.rest + self.budget + self.slack + tail)
+
+    def lower_at(self, eps: float, tail: float) -> float:
+        """the concentration lower bound on delta(eps), t chosen for the probability `tail`"""
+        e = eps + self.steps * self.h - self.shift_low + self.deviation(tail)
+        return max(0.0, self.g(e) - self.budget - self.slack - tail)
 
     @property
     def slack(self) -> float:
@@ -90,11 +115,20 @@ class _Composed:
         start = int(np.searchsorted(self.loss, e, side="right"))
         return float(np.sum(self.p[start:] * -np.expm1(e - self.loss[start:])))
 
-    def upper(self, eps: float) -> float:
+    def upper_hard(self, eps: float) -> float:
+        """the upper bound on delta(eps) from the offsets' hard range (each U_i >= -eta)"""
         return min(1.0, self.g(eps - self.steps * self.eta) + self.rest + self.budget + self.slack)
 
-    def lower(self, eps: float) -> float:
+    def lower_hard(self, eps: float) -> float:
+        """the lower bound on delta(eps) from the offsets' hard range (each reduced offset >= -eta)"""
         return max(0.0, self.g(eps + self.steps * (self.eta + self.h)) - self.budget - self.slack)
+
+    def upper(self, eps: float) -> float:
+        return min(self.upper_hard(eps), self.upper_at(eps, _tail_for(self.g(eps + self.shift_up))))
+
+    def lower(self, eps: float) -> float:
+        return max(self.lower_hard(eps), self.lower_at(eps, _tail_for(self.g(eps + self.steps * self.h
+                                                                                - self.shift_low))))
 
     def solve(self, target: float) -> float:
         """the e with G(e) = target (G is continuous, decreasing, from sum(p) to 0); -inf / inf when none."""
@@ -110,6 +144,14 @@ class _Composed:
         a = float(np.sum(self.p[lo:]))
         b = float(np.sum(self.p[lo:] * np.exp(ref - self.loss[lo:])))
         return ref + math.log(max(a - target, 1e-300) / b)
+
+
+_TAIL_SHARE = 1e-3  # the concentration bound spends this share of delta on the deviation's probability
+
+
+def _tail_for(delta: float) -> float:
+    """the deviation probability spent at a delta of about `delta`"""
+    return min(0.5, max(delta * _TAIL_SHARE, 1e-300))
 
 
 def _check(eps, q, sigma, steps, eps_tolerance) -> int:
@@ -173,11 +215,19 @@ def _kappa(a: np.ndarray) -> np.ndarray:
     return 24 * _U * (1 + a + a * a)
 
 
-def _cut_values(order: str, q: float, s: float, h: float, ks: np.ndarray):
-    """cuts x_k for losses k h, the computed CDF values v_k there (F where `left`, i.e. F <= 1/2, else the survival
-    function S) and eta_k >= |loss(x'_k) - k h| for the exact cut x'_k with F(x'_k) = v_k (S(x'_k) = v_k)."""
-    x, eta_x, log_df = _cuts(order, q, s, h, ks)
-    comps = [(1.0, 0.0)] if order == "remove" else [(w, m) for w, m in ((1 - q, 0.0), (q, 1.0)) if w > 0]
+def _components(order: str, q: float) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
+    """(weight, mean) of the Gaussian components (std s) of the base law (the one the loss is distributed under) and
+    of the other law, in the coordinate of the cuts: "add" x ~ P = (1-q) N(0, s^2) + q N(1, s^2) against
+    Q = N(0, s^2); "remove" z = -x ~ Q against P, whose components sit at 0 and -1. e^(-loss) = other / base."""
+    mixture = [(w, m) for w, m in ((1 - q, 0.0), (q, 1.0)) if w > 0]
+    if order == "add":
+        return mixture, [(1.0, 0.0)]
+    return [(1.0, 0.0)], [(w, -m) for w, m in mixture]
+
+
+def _cdfs(comps: list[tuple[float, float]], s: float, x: np.ndarray):
+    """the mixture's CDF F and survival function S at x, and a relative error bound of each (per component kappa,
+    plus 4u for the weighted sum)"""
     f_cdf, s_cdf, kap = np.zeros_like(x), np.zeros_like(x), np.zeros_like(x)
     for w, m in comps:
         with np.errstate(invalid="ignore"):
@@ -185,14 +235,31 @@ def _cut_values(order: str, q: float, s: float, h: float, ks: np.ndarray):
         f_cdf += w * ndtr(a)
         s_cdf += w * ndtr(-a)
         kap = np.maximum(kap, _kappa(a))
+    return f_cdf, s_cdf, kap + 4 * _U
+
+
+def _cut_values(order: str, q: float, s: float, h: float, ks: np.ndarray):
+    """cuts x_k for losses k h, the computed CDF values v_k there (F where `left`, i.e. F <= 1/2, else the survival
+    function S) and eta_k >= |loss(x'_k) - k h| for the exact cut x'_k with F(x'_k) = v_k (S(x'_k) = v_k); then the
+    other law's CDF (same side) at the float cut, w_k, and e_k >= |w_k - W(x'_k)|, W the other law's exact CDF: its
+    own rounding plus the move from x_k to x'_k, where the density ratio other/base is e^(-loss) <= e^(-(k h - eta))."""
+    x, eta_x, log_df = _cuts(order, q, s, h, ks)
+    base, other = _components(order, q)
+    f_cdf, s_cdf, kap = _cdfs(base, s, x)
     left = f_cdf <= 0.5
     v = np.where(left, f_cdf, s_cdf)
     finite = np.isfinite(x)
     if np.any(finite & (v < 1e-290)):
         raise ResourceLimitError("a finite cut has an underflowing CDF value")
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        eta_f = np.where(finite, 4 * (kap + 4 * _U) * np.exp(np.log(v) + log_df), 0.0)
-    return x, v, left, eta_x + eta_f
+        eta_f = np.where(finite, 4 * kap * np.exp(np.log(v) + log_df), 0.0)
+    eta = eta_x + eta_f
+    of_cdf, os_cdf, okap = _cdfs(other, s, x)
+    w = np.where(left, of_cdf, os_cdf)
+    with np.errstate(over="ignore", invalid="ignore"):  # the order's loss at cut k is k h (both orders)
+        moved = np.exp(eta - ks * h) * kap * v * (1 + 1e-9)
+        err = np.where(finite, okap * w + moved, 0.0)
+    return x, v, left, eta, w, err
 
 
 def _step_range(order: str, q: float, s: float, h: float, steps: int) -> tuple[int, int]:
@@ -202,14 +269,16 @@ def _step_range(order: str, q: float, s: float, h: float, steps: int) -> tuple[i
     return math.floor(_loss(order, q, s, lo) / h), math.ceil(_loss(order, q, s, hi) / h)
 
 
-def _step_pmf(order: str, q: float, s: float, h: float, steps: int):
-    """per-step core masses (index j0 + i for cell i), their l1 error bound and the loss error eta of the cuts."""
+def _step_pmf(order: str, q: float, s: float, h: float, steps: int) -> _Step:
+    """per-step core masses (index j0 + i for cell i), their error bounds, the loss error eta of the cuts and the
+    bounds on the mean rounding offsets."""
     k_lo, k_hi = _step_range(order, q, s, h, steps)
     if k_hi - k_lo > _MAX_CELLS:
         raise ResourceLimitError(f"eps_tolerance too small: the per-step grid needs {k_hi - k_lo} > {_MAX_CELLS} "
                                  "cells")
     require_memory(8.0 * 16 * (k_hi - k_lo + 2), "the privacy-loss distribution's per-step grid")
-    x, v, left, eta_k = _cut_values(order, q, s, h, np.arange(k_lo, k_hi + 1, dtype=np.float64))
+    ks = np.arange(k_lo, k_hi + 1, dtype=np.float64)
+    x, v, left, eta_k, w, w_err = _cut_values(order, q, s, h, ks)
     n_left = int(np.searchsorted(~left, True))  # F is increasing along the cuts: a prefix uses F, the rest S
     f_cdf, s_cdf = v[:n_left], v[n_left:]
     # consecutive infinite cuts coincide (an empty cell is exact); finite cuts must move the CDF strictly
@@ -220,64 +289,204 @@ def _step_pmf(order: str, q: float, s: float, h: float, steps: int):
     eta = float(np.max(eta_k))
     if not math.isfinite(eta) or eta > 1e-2 * h:
         raise ResourceLimitError(f"cut error {eta} is not small against the grid width {h}")
-    mass = np.empty(len(x) - 1)
-    mass[: max(n_left - 1, 0)] = np.diff(f_cdf)
-    mass[n_left:] = -np.diff(s_cdf)
-    if 0 < n_left < len(x):
-        mass[n_left - 1] = max(0.0, 1 - f_cdf[-1] - s_cdf[0])
-    return mass, k_lo + 1, 4 * _U, eta
+    mass, switch = _cell_masses(v, n_left)
+    other, _ = _cell_masses(w, n_left)
+    other_err = w_err[:-1] + w_err[1:] + 2 * _U * (w[:-1] + w[1:] + switch)
+    shifts = _mean_shifts(mass, switch, other, other_err, ks[1:], h, eta)
+    at = np.flatnonzero(switch)
+    return _Step(mass, k_lo + 1, 4 * _U, eta, shifts, int(at[0]) if len(at) else None, steps)
 
 
-def _trim(p: np.ndarray, j0: int, tau: float):
-    """drop the ends of p with computed mass <= tau each (a sub-measure; the dropped mass ends up in `rest`)"""
-    c = np.cumsum(p)
-    lo = int(np.searchsorted(c, tau, side="right"))
-    r = np.cumsum(p[::-1])
-    hi = len(p) - int(np.searchsorted(r, tau, side="right"))
-    if lo >= hi:
-        return p[:0], j0
-    return p[lo:hi], j0 + lo
+def _cell_masses(v: np.ndarray, n_left: int) -> tuple[np.ndarray, np.ndarray]:
+    """masses of the cells between consecutive cuts from CDF values (F on the first n_left cuts, S after), and the
+    indicator of the one cell computed as 1 - F - S"""
+    mass, switch = np.empty(len(v) - 1), np.zeros(len(v) - 1)
+    mass[: max(n_left - 1, 0)] = np.diff(v[:n_left])
+    mass[n_left:] = -np.diff(v[n_left:])
+    if 0 < n_left < len(v):
+        mass[n_left - 1] = max(0.0, 1 - v[n_left - 1] - v[n_left])
+        switch[n_left - 1] = 1.0
+    return mass, switch
 
 
-def _conv(a, b, wide: bool):
-    """(p, j0, budget) of a * b by a power-of-two FFT (in x87 extended precision when `wide`: its error is copied
-    into many later steps), clipped at 0, rounded to double; the ends are trimmed while their computed mass stays
-    below half the rounding-error bound (so FFT noise never blocks the trim)."""
-    (pa, ja, ea), (pb, jb, eb) = a, b
-    if not len(pa) or not len(pb):
-        raise ResourceLimitError("the privacy-loss distribution lost all its mass to trimming (a per-step loss far "
-                                 "below the grid's resolution)")
-    size = len(pa) + len(pb) - 1
+@dataclass(frozen=True)
+class _Shifts:
+    """Per-step lower bounds on the means of the rounding offsets, for the concentration bound of `_Composed`:
+    `up` <= E[K h - L] (L the loss, K its cell, U := 0 off the core), `low` <= E[l_K - (K - 1) h] (l_k the loss of
+    cell k once the output is reduced to its cell, a post-processing); both offsets lie in [-eta, h + eta], a range of
+    width `span`."""
+
+    up: float
+    low: float
+    span: float
+
+
+def _mean_shifts(mass: np.ndarray, switch: np.ndarray, other: np.ndarray, other_err: np.ndarray, ks: np.ndarray,
+                 h: float, eta: float) -> _Shifts:
+    """Bounds on the mean rounding offsets from the cell masses B_k (base law) and O_k (other law) between the exact
+    cuts: the reduced loss l_k = log(B_k / O_k) lies in [(k-1) h - eta, k h + eta] and, by Hoeffding's lemma on the
+    cell, E[L | cell k] <= l_k + span^2 / 8. Every rounding is bounded: B_k is exact up to 2u (the subtraction; the
+    one 1 - F - S cell 2u absolutely), O_k within other_err, logs and products within 4u of their size."""
+    span = (h + 2 * eta) * (1 + 8 * _U)
+    b_lo = mass - 2 * _U * (mass + switch)
+    b_hi = mass + 2 * _U * (mass + switch)
+    o_lo, o_hi = other - other_err, other + other_err
+    top, bottom = ks * h + eta, (ks - 1) * h - eta
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        log_hi = np.where((b_hi > 0) & (o_lo > 0), np.log(b_hi) - np.log(o_lo), np.inf)
+        log_lo = np.where((b_lo > 0) & (o_hi > 0), np.log(b_lo) - np.log(o_hi), -np.inf)
+        pad = 4 * _U * (np.abs(np.log(np.maximum(b_hi, 1e-300))) + np.abs(np.log(np.maximum(o_hi, 1e-300))) + 1)
+    l_hi = np.minimum(top, np.where(np.isfinite(log_hi), log_hi + pad, np.inf))
+    l_lo = np.maximum(bottom, np.where(np.isfinite(log_lo), log_lo - pad, -np.inf))
+    margin = 4 * _U * (np.abs(ks * h) + h + eta + 1)
+    c_up = np.maximum(ks * h - l_hi - span * span / 8, -eta) - margin
+    c_low = np.maximum(l_lo - (ks - 1) * h, -eta) - margin
+
+    def mean_lower(c: np.ndarray) -> float:
+        weights = np.where(c >= 0, mass - 2 * _U * (mass + switch), mass + 2 * _U * (mass + switch))
+        terms = weights * c
+        return float(np.sum(terms)) - (math.log2(len(c) + 2) + 32) * _U * float(np.sum(np.abs(terms)))
+
+    return _Shifts(mean_lower(c_up), mean_lower(c_low), span)
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One phase's per-step core: `mass[i]` on index j0 + i, exact up to relative 2u per cell (the one 1 - F - S
+    cell, at `switch_at`, 2u absolutely; `err` the l1 bound), the cut error eta and the offsets' mean bounds."""
+
+    mass: np.ndarray
+    j0: int
+    err: float
+    eta: float
+    shifts: _Shifts
+    switch_at: int | None
+    steps: int
+
+    def log_mgf(self, lam: np.ndarray) -> np.ndarray:
+        """upper bounds on log sum_i m_i e^(lam i) for the exact masses m (i the cell's position in `mass`), at
+        each lam: a shifted log-sum-exp, every rounding bounded (8u per term's exponent, the sum's relative
+        (log2 n + 8) u, 2u per cell plus the switch cell's 2u absolutely)."""
+        idx = np.arange(len(self.mass), dtype=np.float64)
+        with np.errstate(divide="ignore"):
+            log_m = np.log(self.mass)
+        out = np.empty(len(lam))
+        for n, la in enumerate(lam):
+            expo = log_m + la * idx
+            top = float(np.max(expo))
+            total = float(np.sum(np.exp(expo - top)))
+            if self.switch_at is not None:  # the switch cell's absolute error 2u, as a mass at its position
+                total += 2 * _U * math.exp(la * self.switch_at - top)
+            finite = np.isfinite(expo)
+            pad = 8 * _U * (float(np.max(np.abs(expo[finite]))) + abs(top) + 2) + (math.log2(len(idx)) + 12) * _U
+            out[n] = top + math.log(total) + pad
+        return out
+
+
+def _window(parts: list[_Step], tail: float) -> tuple[int, int, float]:
+    """[lo, hi] on the sum of positions (sum over the steps of each phase's cell position) outside which the exact
+    composed sub-measure has mass at most 2 `tail` (Chernoff: mass(S >= b) <= e^(-lam b) prod_i M_i(lam)^T_i for
+    lam > 0, and the mirror for lam < 0, minimised over a grid of lam), and the bound on that mass."""
+    mean = sum(p.steps * float(np.sum(np.arange(len(p.mass)) * p.mass)) for p in parts)
+    var = sum(p.steps * float(np.sum((np.arange(len(p.mass)) - float(np.sum(np.arange(len(p.mass)) * p.mass))) ** 2
+                                     * p.mass)) for p in parts)
+    scale = 1 / math.sqrt(max(var, 1.0))
+    lam = scale * np.geomspace(0.05, 20.0, 14)
+    top_end = sum(p.steps * (len(p.mass) - 1) for p in parts)
+    log_tail = math.log(tail)
+    up = sum(p.steps * p.log_mgf(lam) for p in parts)
+    down = sum(p.steps * p.log_mgf(-lam) for p in parts)
+    hi = min(top_end, math.ceil(float(np.min((up - log_tail) / lam))))
+    lo = max(0, math.floor(float(np.max((down - log_tail) / -lam))))
+    if not lo <= mean <= hi:  # numerically impossible for a valid bound; keep the window around the mean
+        lo, hi = min(lo, math.floor(mean)), max(hi, math.ceil(mean))
+    return lo, hi, 2 * tail
+
+
+def _spectral_power(parts: list[_Step], lo: int, hi: int) -> tuple[np.ndarray, float]:
+    """prod_i (rfft of phase i's masses)^T_i, inverted, on the window [lo, hi] of the position sum (a power-of-two
+    circular length N >= hi - lo + 1; the mass outside the window folds onto it, which `_window` bounds), clipped at 0
+    and rounded to double; with an l1 bound on its floating-point error.
+
+    ASSUMPTION (as for the convolutions before: Higham, Accuracy and Stability, 2nd ed., Thm 24.2): a power-of-two
+    FFT with unit roundoff u has normwise relative error <= eps_N = 1.25 * 8 log2(N) u. With Parseval (the full
+    spectrum of a has l2 norm sqrt(N) |a|_2), the spectrum error of phase i is E_i <= eps_N sqrt(N) |a_i|_2, so
+    |x_c^T - x^T| <= T (1 + E_i)^(T - 1) |x_c - x| pointwise (|x| <= |a|_1 <= 1); the powers and products, at most
+    powers in polar form and the products of the phases (sqrt(5) u each: Brent, Percival & Zimmermann 2007) have the
+    relative errors `_polar_power` bounds. The inverse adds eps_N |z|_2 / sqrt(N) in l2, and l1 <= sqrt(N) l2 on the
+    window."""
+    size = hi - lo + 1
     if size > 2 * _MAX_CELLS:
         raise ResourceLimitError(f"eps_tolerance too small: the composed grid needs {size} > {2 * _MAX_CELLS} cells")
     n = 1 << max(1, (size - 1).bit_length())
-    dtype = _WIDE if wide else np.float64
-    item = np.dtype(dtype).itemsize  # both spectra, their product and the inverse transform, then the doubles
-    require_memory(float(n) * (4 * item + 3 * 8), "the privacy-loss distribution's FFT convolution")
+    dtype = _WIDE or np.float64
+    item = np.dtype(dtype).itemsize
+    require_memory(float(n) * (5 * item + 2 * 8), "the privacy-loss distribution's spectral composition")
     u = float(np.finfo(dtype).eps) / 2
-    fa = sfft.rfft(pa.astype(dtype), n)
-    out = sfft.irfft(fa * fa if b is a else fa * sfft.rfft(pb.astype(dtype), n), n)[:size].astype(np.float64)
+    eps_n = 1.25 * 8 * math.log2(n) * u
+    spectrum, rel, errors, growth = None, None, 0.0, 0.0
+    for part in parts:
+        # positions taken mod n (the circular convolution reads them so anyway): a core longer than n folds
+        rows = -(-len(part.mass) // n)
+        a = np.zeros(rows * n, dtype=dtype)
+        a[: len(part.mass)] = part.mass
+        a = a.reshape(rows, n).sum(axis=0) if rows > 1 else a
+        f = sfft.rfft(a, n)
+        e_i = eps_n * math.sqrt(n) * (1 + 1e-9) * (float(np.linalg.norm(part.mass)) + 2 * _U)
+        errors += part.steps * e_i
+        growth += part.steps * math.log1p(e_i)
+        power, power_rel = _polar_power(f, part.steps, u)
+        if spectrum is None:
+            spectrum, rel = power, power_rel
+        else:
+            spectrum, rel = spectrum * power, rel + power_rel + math.sqrt(5) * u
+    # circular index r holds the position sums = r (mod n): the window starts at lo
+    out = np.roll(sfft.irfft(spectrum, n), -(lo % n))[:size].astype(np.float64)
     np.maximum(out, 0.0, out=out)
-    a1, b1 = (1 + 1e-9) * float(np.sum(pa)) + ea, (1 + 1e-9) * float(np.sum(pb)) + eb  # bounds on the exact norms
-    a2, b2 = (1 + 1e-9) * float(np.linalg.norm(pa)) + ea, (1 + 1e-9) * float(np.linalg.norm(pb)) + eb
-    l2_err = 1.25 * (16 * math.log2(n) + 4) * u * (a2 * b1 + a1 * b2)
-    p, j0 = _trim(out, ja + jb, 0.5 * math.sqrt(size) * l2_err)
-    rounding = 2 * _U * float(np.sum(p)) if dtype is not np.float64 else 0.0
-    return p, j0, ea * b1 + eb * a1 + math.sqrt(len(p)) * l2_err + rounding
+    weights = np.full(len(spectrum), 2.0)
+    weights[0] = 1.0
+    if n % 2 == 0:
+        weights[-1] = 1.0
+    mag2 = weights * np.abs(spectrum.astype(np.complex128)) ** 2
+    top = float(np.max(rel))
+    z2 = math.sqrt(float(np.sum(mag2))) * (1 + 1e-9) / max(1 - top, 0.5)
+    rounding = math.sqrt(float(np.sum(rel.astype(np.float64) ** 2 * mag2))) * (1 + 1e-9) / max(1 - top, 0.5)
+    spectral = errors * math.exp(growth) + rounding
+    budget = spectral + eps_n * z2 + sum(p.steps * p.err for p in parts)
+    if dtype is not np.float64:
+        budget += 2 * _U * float(np.sum(out))
+    return out, budget
 
 
+def _polar_power(f: np.ndarray, k: int, u: float) -> tuple[np.ndarray, np.ndarray]:
+    """f**k elementwise as |f|^k e^(i k arg f), and a bound on each element's relative error (the modulus, log,
+    angle, the products by k, exp, cos and sin each round within a few u of their size: 8u (k (|log|f|| + |arg f|
+    + 2) + 4) in all)"""
+    mag = np.abs(f)
+    ang = np.angle(f)
+    with np.errstate(divide="ignore"):
+        log_mag = np.log(mag)
+    turn = k * ang
+    power = np.exp(k * log_mag) * (np.cos(turn) + 1j * np.sin(turn))
+    finite = np.where(np.isfinite(log_mag), np.abs(log_mag), 0.0)
+    rel = 8 * u * (k * (finite + np.abs(ang) + 2) + 4)
+    return power, rel
+
+
+_ALIAS_TAIL = 1e-17  # each end of the composed window leaves out at most this much mass (it folds onto the window)
 _CACHE: OrderedDict[tuple, _Composed] = OrderedDict()
 
 
-def _compose(order: str, q: float, s: float, h: float, steps: int) -> _Composed:
-    """The composed PLD of one order, kept in a cache bounded by _CACHE_BYTES (an entry holds two arrays of up to a
-    few million doubles)."""
-    key = (order, q, s, h, steps)
+def compose_schedule(order: str, phases: tuple[tuple[float, float, int], ...], h: float) -> _Composed:
+    """The composed PLD of one order over a schedule of phases (q_i, sigma_i, T_i) on one loss grid of width h, kept
+    in a cache bounded by _CACHE_BYTES (least recently used dropped first). The cut error of phase i enters as
+    T_i eta_i: the result's `eta` is their mean over all T steps (only steps * eta is used)."""
+    key = (order, tuple((float(q), float(s), int(t)) for q, s, t in phases), h)
     found = _CACHE.get(key)
     if found is not None:
         _CACHE.move_to_end(key)
         return found
-    found = _compose_new(order, q, s, h, steps)
+    found = _compose_new(order, key[1], h)
     size = found.p.nbytes + found.loss.nbytes
     if size <= _CACHE_BYTES:
         _CACHE[key] = found
@@ -286,52 +495,32 @@ def _compose(order: str, q: float, s: float, h: float, steps: int) -> _Composed:
     return found
 
 
-def _compose_new(order: str, q: float, s: float, h: float, steps: int) -> _Composed:
-    mass, j0, err, eta = _step_pmf(order, q, s, h, steps)
-    idx = np.arange(len(mass))
-    mean = float(np.sum(idx * mass))
-    spread = 16 * math.sqrt(steps * float(np.sum((idx - mean) ** 2 * mass)))  # +-8 std of the composed loss
-    if spread > 2 * _MAX_CELLS:
-        raise ResourceLimitError(f"eps_tolerance too small: the composed loss spans ~{spread:.3g} grid cells "
-                                 f"(limit {2 * _MAX_CELLS})")
-    result, base, level = None, (mass, j0, err), 0
-    while True:
-        if steps >> level & 1:
-            result = base if result is None else _conv(result, base, False)
-        level += 1
-        if steps >> level == 0:
-            break
-        base = _conv(base, base, _WIDE is not None and steps >> level >= _WIDE_FROM)
-    p, j0, budget = result
+def _compose_new(order: str, phases: tuple[tuple[float, float, int], ...], h: float) -> _Composed:
+    """Every phase's per-step core, raised to its power and multiplied in the Fourier domain (one transform per
+    phase and one inverse, `_spectral_power`) on the Chernoff window of the composed sum (`_window`)."""
+    parts = [_step_pmf(order, q, s, h, t) for q, s, t in phases]
+    lo, hi, folded = _window(parts, _ALIAS_TAIL)
+    p, budget = _spectral_power(parts, lo, hi)
+    budget += folded
+    j0 = lo + sum(part.steps * part.j0 for part in parts)
+    steps = sum(part.steps for part in parts)
+    eta = sum(part.steps * part.eta for part in parts) / steps
     rest = max(0.0, 1.0 - math.fsum(p)) + budget + 4 * _U
-    return _Composed(p, j0, h, steps, eta, budget, rest, (j0 + np.arange(len(p))) * h)
-
-
-def compose_schedule(order: str, phases: tuple[tuple[float, float, int], ...], h: float) -> _Composed:
-    """The composed PLD of one order over a schedule of phases (q_i, sigma_i, T_i) on one loss grid of width h: each
-    phase composed as `_compose` does, then the phases convolved with the same error accounting. The cut error of
-    phase i enters as T_i eta_i: the result's `eta` is their mean over all T steps (only steps * eta is used)."""
-    parts = [_compose(order, float(q), float(s), h, int(t)) for q, s, t in phases]
-    if len(parts) == 1:
-        return parts[0]
-    acc = None
-    for c in parts:
-        term = (c.p, c.j0, c.budget)
-        acc = term if acc is None else _conv(acc, term, False)
-    p, j0, budget = acc
-    steps = sum(c.steps for c in parts)
-    eta = sum(c.steps * c.eta for c in parts) / steps
-    rest = max(0.0, 1.0 - math.fsum(p)) + budget + 4 * _U
-    return _Composed(p, j0, h, steps, eta, budget, rest, (j0 + np.arange(len(p))) * h)
+    return _Composed(p, j0, h, steps, eta, budget, rest, (j0 + np.arange(len(p))) * h,
+                     math.fsum(part.steps * part.shifts.up for part in parts),
+                     math.fsum(part.steps * part.shifts.low for part in parts),
+                     math.fsum(part.steps * part.shifts.span**2 for part in parts) * (1 + 4 * _U))
 
 
 def schedule_orders(phases: tuple[tuple[float, float, int], ...], orders: tuple[str, ...],
                     eps_tolerance: float) -> list[_Composed]:
-    """The composed PLDs of `orders` ("add", "remove") over the schedule, on the grid whose worst-case eps width is
-    eps_tolerance (h = eps_tolerance / total steps); phases are validated as `sgm_composed_epsilon` validates them."""
+    """The composed PLDs of `orders` ("add", "remove") over the schedule, on the grid whose eps width is about
+    eps_tolerance: h = eps_tolerance / min(T, 8 sqrt(T)) for T steps in all (the concentration bound's width is
+    about h sqrt(2 T log(1/delta)), the hard range's T h); phases are validated as `sgm_composed_epsilon` validates
+    them."""
     steps = [_check(None, q, s, t, eps_tolerance) for q, s, t in phases]
     total = sum(steps)
-    h = eps_tolerance / total
+    h = eps_tolerance / min(total, 8 * math.sqrt(total))
     checked = tuple((float(q), float(s), t) for (q, s, _), t in zip(phases, steps, strict=True))
     if all(q == 1 for q, _, _ in checked):
         orders = orders[:1]  # the Gaussian mechanism is symmetric: both orders are one distribution
@@ -378,26 +567,44 @@ def _names(one_sided: bool) -> tuple[str, ...]:
 
 
 def _eps_upper(c: _Composed, delta: float, floor: float = 0.0) -> float:
-    """an eps >= floor with c.upper(eps) <= delta, close to the smallest; inf when none."""
-    e = c.solve(delta - c.rest - c.budget - c.slack)
+    """an eps >= floor whose delta upper bound is <= delta, close to the smallest; inf when none: the smaller of the
+    hard-range and the concentration answers (each checked against its own bound)."""
+    tail = _tail_for(delta)
+    hard = _search_up(lambda e: c.upper_hard(e) <= delta, c.solve(delta - c.rest - c.budget - c.slack),
+                      c.steps * c.eta, floor)
+    conc = _search_up(lambda e: c.upper_at(e, tail) <= delta, c.solve(delta - c.rest - c.budget - c.slack - tail),
+                      c.deviation(tail) - c.shift_up, floor)
+    return min(hard, conc)
+
+
+def _search_up(holds, e: float, shift: float, floor: float) -> float:
     if e == math.inf:
         return math.inf
-    eps = max(floor, e + c.steps * c.eta)
+    eps = max(floor, e + shift)
     for i in range(200):
-        if c.upper(eps) <= delta:
+        if holds(eps):
             return eps
         eps += (abs(eps) * 1e-12 + 1e-15) * 2.0**i
     return math.inf
 
 
 def _eps_lower(c: _Composed, delta: float, floor: float = 0.0) -> float:
-    """an eps >= floor with delta_true(e) > delta for every e < eps (c.lower(eps) > delta or eps = floor)."""
-    e = c.solve(delta + c.budget + c.slack)
-    eps = e - c.steps * (c.eta + c.h)
+    """an eps >= floor with delta_true(e) > delta for every e < eps (a delta lower bound > delta there, or eps =
+    floor): the larger of the hard-range and the concentration answers."""
+    tail = _tail_for(delta)
+    hard = _search_down(lambda e: c.lower_hard(e) > delta, c.solve(delta + c.budget + c.slack),
+                        -c.steps * (c.eta + c.h), floor)
+    conc = _search_down(lambda e: c.lower_at(e, tail) > delta, c.solve(delta + c.budget + c.slack + tail),
+                        c.shift_low - c.steps * c.h - c.deviation(tail), floor)
+    return max(hard, conc)
+
+
+def _search_down(holds, e: float, shift: float, floor: float) -> float:
+    eps = e + shift
     for i in range(200):
         if eps <= floor:
             return floor
-        if c.lower(eps) > delta:
+        if holds(eps):
             return eps
         eps -= (abs(eps) * 1e-12 + 1e-15) * 2.0**i
     return floor
