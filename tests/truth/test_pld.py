@@ -10,7 +10,6 @@ from itertools import pairwise
 import mpmath
 import numpy as np
 import pytest
-from scipy import fft as sfft
 from scipy.special import ndtr
 
 from verify.errors import ParameterError, ResourceLimitError
