@@ -178,7 +178,8 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
                                      f"point and truncation floor ({2 * bracket.error_budget:.3g}); ask for an "
                                      "absolute tolerance above it")
         last_error = got
-        width *= max(0.05, min(0.9, 0.9 * allowed / got))
+        ratio = allowed / got  # the width is about proportional to the grid's once the grid is fine: a long jump
+        width *= max(1e-3, min(0.9, (0.75 if ratio < 0.2 else 0.9) * ratio))  # from a coarse one aims lower
     raise ResourceLimitError(f"the bracket did not reach the tolerance in {_ROUNDS} refinements (width "
                              f"{last_error:.3g})")
 

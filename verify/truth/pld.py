@@ -32,6 +32,7 @@ import math
 import operator
 from collections import OrderedDict
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy import fft as sfft
@@ -130,16 +131,29 @@ class _Composed:
         return max(self.lower_hard(eps), self.lower_at(eps, _tail_for(self.g(eps + self.steps * self.h
                                                                                 - self.shift_low))))
 
+    @cached_property
+    def _g_grid(self) -> np.ndarray:
+        """G at every grid loss l_m, approximately: sum_(j>=m) p_j - e^(l_m) sum_(j>=m) p_j e^(-l_j), the second
+        sum as a reversed log-cumulative-sum-exp"""
+        with np.errstate(divide="ignore"):
+            log_terms = np.log(self.p) - self.loss
+        log_tail = np.logaddexp.accumulate(log_terms[::-1])[::-1]
+        return np.cumsum(self.p[::-1])[::-1] - np.exp(np.minimum(self.loss + log_tail, 700.0))
+
     def solve(self, target: float) -> float:
         """the e with G(e) = target (G is continuous, decreasing, from sum(p) to 0); -inf / inf when none."""
         if target <= 0:
             return math.inf
         if target >= float(np.sum(self.p)):
             return -math.inf
-        lo, hi = 0, len(self.p) - 1  # smallest m with G(l_m) <= target lies in [lo, hi]
-        while lo < hi:
-            mid = (lo + hi) // 2
-            lo, hi = (lo, mid) if self.g(self.loss[mid]) <= target else (mid + 1, hi)
+        # the smallest m with G(l_m) <= target: located on the whole grid at once (`_g_grid`), then confirmed
+        # with G itself (G is decreasing; the answer is only a starting point for the checked searches)
+        below = np.flatnonzero(self._g_grid <= target)
+        lo = int(below[0]) if len(below) else len(self.p) - 1
+        while lo < len(self.p) - 1 and self.g(self.loss[lo]) > target:
+            lo += 1
+        while lo > 0 and self.g(self.loss[lo - 1]) <= target:
+            lo -= 1
         ref = self.loss[lo] - self.h  # on [l_(m-1), l_m]: G(e) = A - e^(e - ref) B
         a = float(np.sum(self.p[lo:]))
         b = float(np.sum(self.p[lo:] * np.exp(ref - self.loss[lo:])))
@@ -409,11 +423,12 @@ def _spectral_power(parts: list[_Step], lo: int, hi: int) -> tuple[np.ndarray, f
     and rounded to double; with an l1 bound on its floating-point error.
 
     ASSUMPTION (as for the convolutions before: Higham, Accuracy and Stability, 2nd ed., Thm 24.2): a power-of-two
-    FFT with unit roundoff u has normwise relative error <= eps_N = 1.25 * 8 log2(N) u. With Parseval (the full
-    spectrum of a has l2 norm sqrt(N) |a|_2), the spectrum error of phase i is E_i <= eps_N sqrt(N) |a_i|_2, so
-    |x_c^T - x^T| <= T (1 + E_i)^(T - 1) |x_c - x| pointwise (|x| <= |a|_1 <= 1); the powers and products, at most
-    powers in polar form and the products of the phases (sqrt(5) u each: Brent, Percival & Zimmermann 2007) have the
-    relative errors `_polar_power` bounds. The inverse adds eps_N |z|_2 / sqrt(N) in l2, and l1 <= sqrt(N) l2 on the
+    FFT with unit roundoff u has normwise relative error <= eps_N = 1.25 * 8 log2(N) u (u of x87 long double where
+    numpy has it). With Parseval (the full spectrum of a has l2 norm sqrt(N) |a|_2), the spectrum error of phase i,
+    cast to double for the power, is E_i <= (eps_N + 2^-53) sqrt(N) |a_i|_2, so
+    |x_c^T - x^T| <= T (1 + E_i)^(T - 1) |x_c - x| pointwise (|x| <= |a|_1 <= 1); the powers (in polar form, in
+    double) and the products of the phases (sqrt(5) u each: Brent, Percival & Zimmermann 2007) have the relative
+    errors `_polar_power` bounds. The inverse adds eps_N |z|_2 / sqrt(N) in l2, and l1 <= sqrt(N) l2 on the
     window."""
     size = hi - lo + 1
     if size > 2 * _MAX_CELLS:
@@ -431,26 +446,27 @@ def _spectral_power(parts: list[_Step], lo: int, hi: int) -> tuple[np.ndarray, f
         a = np.zeros(rows * n, dtype=dtype)
         a[: len(part.mass)] = part.mass
         a = a.reshape(rows, n).sum(axis=0) if rows > 1 else a
-        f = sfft.rfft(a, n)
-        e_i = eps_n * math.sqrt(n) * (1 + 1e-9) * (float(np.linalg.norm(part.mass)) + 2 * _U)
+        f = sfft.rfft(a, n).astype(np.complex128)  # the power runs in double: its cast is one more rounding
+        e_i = (eps_n + _U) * math.sqrt(n) * (1 + 1e-9) * (float(np.linalg.norm(part.mass)) + 2 * _U)
         errors += part.steps * e_i
         growth += part.steps * math.log1p(e_i)
-        power, power_rel = _polar_power(f, part.steps, u)
+        power, power_rel = _polar_power(f, part.steps, _U)
         if spectrum is None:
             spectrum, rel = power, power_rel
         else:
-            spectrum, rel = spectrum * power, rel + power_rel + math.sqrt(5) * u
+            spectrum, rel = spectrum * power, rel + power_rel + math.sqrt(5) * _U
     # circular index r holds the position sums = r (mod n): the window starts at lo
-    out = np.roll(sfft.irfft(spectrum, n), -(lo % n))[:size].astype(np.float64)
+    inverse = sfft.irfft(spectrum.astype(np.clongdouble) if dtype is not np.float64 else spectrum, n)
+    out = np.roll(inverse, -(lo % n))[:size].astype(np.float64)
     np.maximum(out, 0.0, out=out)
     weights = np.full(len(spectrum), 2.0)
     weights[0] = 1.0
     if n % 2 == 0:
         weights[-1] = 1.0
-    mag2 = weights * np.abs(spectrum.astype(np.complex128)) ** 2
+    mag2 = weights * np.abs(spectrum) ** 2
     top = float(np.max(rel))
     z2 = math.sqrt(float(np.sum(mag2))) * (1 + 1e-9) / max(1 - top, 0.5)
-    rounding = math.sqrt(float(np.sum(rel.astype(np.float64) ** 2 * mag2))) * (1 + 1e-9) / max(1 - top, 0.5)
+    rounding = math.sqrt(float(np.sum(rel**2 * mag2))) * (1 + 1e-9) / max(1 - top, 0.5)
     spectral = errors * math.exp(growth) + rounding
     budget = spectral + eps_n * z2 + sum(p.steps * p.err for p in parts)
     if dtype is not np.float64:
