@@ -142,23 +142,25 @@ def _shown(phases: tuple[Phase, ...]) -> str:
 
 
 def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...], solve_delta: bool = False,
-             start: float = _START_WIDTH):
+             start: float = _START_WIDTH, budget_goal: float = 0.0):
     """Brackets from successively finer grids, the first of eps width `start`, until `target_of(bracket)` (the width
-    allowed) is met."""
+    allowed) is met; `budget_goal` as for verify.truth.pld.compose_schedule."""
     from verify.truth.pld import schedule_orders
 
     raw = tuple((p.q, p.sigma, p.steps) for p in phases)
-    # first widths to try: a very coarse grid may not resolve the cuts (then the usual start), and the usual start
-    # may be too fine for a long schedule whose eps is large (then coarser, the tolerance being relative)
-    firsts = [start] + ([_START_WIDTH] if start > _START_WIDTH else []) + [_START_WIDTH * 8**k for k in (1, 2, 3)]
-    width = firsts.pop(0)
+    # first widths to try: a grid too fine for a long schedule whose eps is large hits a size cap (then coarser, the
+    # tolerance being relative); one too coarse for a tiny eps puts a cut where the CDF underflows (then finer)
+    width = start
+    coarser = [_START_WIDTH * 8**k for k in (1, 2, 3)] if start <= _START_WIDTH else [_START_WIDTH]
+    finer = [min(start, _START_WIDTH) / 8**k for k in (1, 2, 3)]
     last_error = None
-    for _ in range(_ROUNDS + len(firsts)):
+    for _ in range(_ROUNDS + len(coarser) + len(finer)):
         try:
-            bracket = solve(schedule_orders(raw, orders, width))
+            bracket = solve(schedule_orders(raw, orders, width, budget_goal))
         except ResourceLimitError as err:
-            if last_error is None and firsts:
-                width = firsts.pop(0)
+            too_big = any(word in str(err) for word in ("cells", "memory"))
+            if last_error is None and (coarser if too_big else finer):
+                width = (coarser if too_big else finer).pop(0)
                 continue
             if last_error is None:
                 raise ResourceLimitError(f"the certified bracket cannot be computed for {_shown(phases)} even at eps "
@@ -177,6 +179,10 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
             raise ResourceLimitError(f"the width asked for ({allowed:.3g} in delta) is below the bracket's floating-"
                                      f"point and truncation floor ({2 * bracket.error_budget:.3g}); ask for an "
                                      "absolute tolerance above it")
+        if last_error is not None and got > 0.8 * last_error:  # a finer grid no longer narrows it: the floor binds
+            raise ResourceLimitError(f"the bracket stays about {got:.3g} wide on finer grids: its floating-point and "
+                                     f"truncation floor ({bracket.error_budget:.3g} in delta) binds at this delta; "
+                                     "ask for a larger tolerance")
         last_error = got
         ratio = allowed / got  # the width is about proportional to the grid's once the grid is fine: a long jump
         width *= max(1e-3, min(0.9, (0.75 if ratio < 0.2 else 0.9) * ratio))  # from a coarse one aims lower
@@ -216,7 +222,9 @@ def _account(quantity: str, given: float, phases, tol, relative: bool, neighbour
         lambda comps: schedule_epsilon(given, comps))
     # an absolute eps width is the grid's own: start there (a wider one is wasted work, a narrower one may not fit)
     first = tol if quantity == "epsilon" and not relative else _START_WIDTH
-    b = _refined(solve, allowed, phases, orders, solve_delta=solve_delta, start=first)
+    # eps at delta: a floating-point budget of 1e-4 delta moves eps by far less than any tolerance asked for
+    goal = 0.0 if solve_delta else 1e-4 * given
+    b = _refined(solve, allowed, phases, orders, solve_delta=solve_delta, start=first, budget_goal=goal)
     return AccountantResult(quantity, b.lower, 0.5 * (b.lower + b.upper), b.upper, given, phases, neighbouring, tol,
                             relative, b.grid_width, time.perf_counter() - start)
 

@@ -226,7 +226,7 @@ def _exact_power(ints: list[np.ndarray], steps: list[int]) -> list[int]:
 
 
 def _step(mass: np.ndarray, steps: int) -> pld._Step:
-    return pld._Step(mass, 0, 0.0, 0.0, pld._Shifts(0.0, 0.0, 1.0), None, steps)
+    return pld._Step(mass, 0, 0.0, pld._Shifts(0.0, 0.0, 1.0), steps, 0.0)
 
 
 @pytest.mark.parametrize("wide", [False, True])

@@ -42,6 +42,7 @@ from verify.errors import ParameterError, ResourceLimitError
 from verify.limits import require_memory
 
 _U = 2.0**-53
+_MASS_ERROR = 3 * _U  # a float cell mass is the exact one within this relative error (`_cell_masses`)
 _TAIL = 1e-14  # each per-step tail left out of the core has mass below _TAIL / (8 T)
 _MAX_CELLS = 1 << 23  # largest grid (and half the largest FFT) the accountant will allocate
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
@@ -66,8 +67,11 @@ class PLDBracket:
 
 @dataclass(frozen=True)
 class _Composed:
-    """core^T on indices j0 .. j0 + len(p) - 1, with its l1 error bound `budget`, the upper grid's loss values,
-    the per-step cut error eta and the dropped mass `rest` (an upper bound, budget included).
+    """core^T on indices j0 .. j0 + len(p) - 1 as computed from the float cell masses, with the l1 bound `budget` on
+    its floating-point error against their exact composition, the upper grid's loss values, the per-step cut error
+    eta and the dropped mass `rest` (an upper bound, budget included). Each float cell mass is the exact one times
+    1 + theta, |theta| <= `mass_error`, so the exact composition lies between (1 + mass_error)^-T and
+    (1 - mass_error)^-T times theirs, elementwise (`scale_low`, `scale_up`): a relative error, never a floor.
 
     Concentration (the rounding offsets of the T steps are independent): the upper grid reads index j as loss j h,
     above the true loss sum by sum_i U_i, U_i = K_i h - L_i in [-eta, h + eta]; the lower one as (j - T) h, below
@@ -89,6 +93,22 @@ class _Composed:
     shift_up: float
     shift_low: float
     spread: float
+    mass_error: float
+    budget_goal: float = 0.0  # the goal it was composed for (0: the most precise arithmetic at hand)
+
+    @property
+    def scale_up(self) -> float:
+        return math.exp(-self.steps * math.log1p(-self.mass_error)) * (1 + 4 * _U)
+
+    @property
+    def scale_low(self) -> float:
+        return math.exp(-self.steps * math.log1p(self.mass_error)) * (1 - 4 * _U)
+
+    def _up(self, g: float) -> float:
+        return min(1.0, self.scale_up * (g + self.budget + self.slack) + self.rest)
+
+    def _low(self, g: float) -> float:
+        return max(0.0, self.scale_low * (g - self.budget - self.slack))
 
     def deviation(self, tail: float) -> float:
         """t with exp(-2 t^2 / spread) <= tail (rounded up)"""
@@ -96,13 +116,11 @@ class _Composed:
 
     def upper_at(self, eps: float, tail: float) -> float:
         """the concentration upper bound on delta(eps), t chosen for the probability `tail`"""
-        e = eps + self.shift_up - self.deviation(tail)
-        return min(1.0, self.g(e) + self.rest + self.budget + self.slack + tail)
+        return min(1.0, self._up(self.g(eps + self.shift_up - self.deviation(tail))) + tail)
 
     def lower_at(self, eps: float, tail: float) -> float:
         """the concentration lower bound on delta(eps), t chosen for the probability `tail`"""
-        e = eps + self.steps * self.h - self.shift_low + self.deviation(tail)
-        return max(0.0, self.g(e) - self.budget - self.slack - tail)
+        return max(0.0, self._low(self.g(eps + self.steps * self.h - self.shift_low + self.deviation(tail))) - tail)
 
     @property
     def slack(self) -> float:
@@ -118,11 +136,11 @@ class _Composed:
 
     def upper_hard(self, eps: float) -> float:
         """the upper bound on delta(eps) from the offsets' hard range (each U_i >= -eta)"""
-        return min(1.0, self.g(eps - self.steps * self.eta) + self.rest + self.budget + self.slack)
+        return self._up(self.g(eps - self.steps * self.eta))
 
     def lower_hard(self, eps: float) -> float:
         """the lower bound on delta(eps) from the offsets' hard range (each reduced offset >= -eta)"""
-        return max(0.0, self.g(eps + self.steps * (self.eta + self.h)) - self.budget - self.slack)
+        return self._low(self.g(eps + self.steps * (self.eta + self.h)))
 
     def upper(self, eps: float) -> float:
         return min(self.upper_hard(eps), self.upper_at(eps, _tail_for(self.g(eps + self.shift_up))))
@@ -306,19 +324,21 @@ def _step_pmf(order: str, q: float, s: float, h: float, steps: int) -> _Step:
     mass, switch = _cell_masses(v, n_left)
     other, _ = _cell_masses(w, n_left)
     other_err = w_err[:-1] + w_err[1:] + 2 * _U * (w[:-1] + w[1:] + switch)
-    shifts = _mean_shifts(mass, switch, other, other_err, ks[1:], h, eta)
-    at = np.flatnonzero(switch)
-    return _Step(mass, k_lo + 1, 4 * _U, eta, shifts, int(at[0]) if len(at) else None, steps)
+    shifts = _mean_shifts(mass, other, other_err, ks[1:], h, eta)
+    outside = (v[0] if left[0] else 1 - v[0]) + (v[-1] if not left[-1] else 1 - v[-1])
+    return _Step(mass, k_lo + 1, eta, shifts, steps, outside * (1 + 4 * _U))
 
 
 def _cell_masses(v: np.ndarray, n_left: int) -> tuple[np.ndarray, np.ndarray]:
     """masses of the cells between consecutive cuts from CDF values (F on the first n_left cuts, S after), and the
-    indicator of the one cell computed as 1 - F - S"""
+    indicator of the one cell computed as 1 - F - S; each mass is the exact difference of the exact CDF values within
+    3u relative"""
     mass, switch = np.empty(len(v) - 1), np.zeros(len(v) - 1)
     mass[: max(n_left - 1, 0)] = np.diff(v[:n_left])
     mass[n_left:] = -np.diff(v[n_left:])
     if 0 < n_left < len(v):
-        mass[n_left - 1] = max(0.0, 1 - v[n_left - 1] - v[n_left])
+        # (1/2 - v) is exact for v in [1/4, 1/2] (Sterbenz) and one rounding below: 3u relative in all
+        mass[n_left - 1] = max(0.0, (0.5 - v[n_left - 1]) + (0.5 - v[n_left]))
         switch[n_left - 1] = 1.0
     return mass, switch
 
@@ -335,15 +355,15 @@ class _Shifts:
     span: float
 
 
-def _mean_shifts(mass: np.ndarray, switch: np.ndarray, other: np.ndarray, other_err: np.ndarray, ks: np.ndarray,
-                 h: float, eta: float) -> _Shifts:
+def _mean_shifts(mass: np.ndarray, other: np.ndarray, other_err: np.ndarray, ks: np.ndarray, h: float,
+                 eta: float) -> _Shifts:
     """Bounds on the mean rounding offsets from the cell masses B_k (base law) and O_k (other law) between the exact
     cuts: the reduced loss l_k = log(B_k / O_k) lies in [(k-1) h - eta, k h + eta] and, by Hoeffding's lemma on the
-    cell, E[L | cell k] <= l_k + span^2 / 8. Every rounding is bounded: B_k is exact up to 2u (the subtraction; the
-    one 1 - F - S cell 2u absolutely), O_k within other_err, logs and products within 4u of their size."""
+    cell, E[L | cell k] <= l_k + span^2 / 8. Every rounding is bounded: B_k is exact up to _MASS_ERROR relative,
+    O_k within other_err, logs and products within 4u of their size."""
     span = (h + 2 * eta) * (1 + 8 * _U)
-    b_lo = mass - 2 * _U * (mass + switch)
-    b_hi = mass + 2 * _U * (mass + switch)
+    b_lo = mass / (1 + _MASS_ERROR)
+    b_hi = mass / (1 - _MASS_ERROR)
     o_lo, o_hi = other - other_err, other + other_err
     top, bottom = ks * h + eta, (ks - 1) * h - eta
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -357,7 +377,7 @@ def _mean_shifts(mass: np.ndarray, switch: np.ndarray, other: np.ndarray, other_
     c_low = np.maximum(l_lo - (ks - 1) * h, -eta) - margin
 
     def mean_lower(c: np.ndarray) -> float:
-        weights = np.where(c >= 0, mass - 2 * _U * (mass + switch), mass + 2 * _U * (mass + switch))
+        weights = np.where(c >= 0, mass / (1 + _MASS_ERROR), mass / (1 - _MASS_ERROR))
         terms = weights * c
         return float(np.sum(terms)) - (math.log2(len(c) + 2) + 32) * _U * float(np.sum(np.abs(terms)))
 
@@ -366,21 +386,20 @@ def _mean_shifts(mass: np.ndarray, switch: np.ndarray, other: np.ndarray, other_
 
 @dataclass(frozen=True)
 class _Step:
-    """One phase's per-step core: `mass[i]` on index j0 + i, exact up to relative 2u per cell (the one 1 - F - S
-    cell, at `switch_at`, 2u absolutely; `err` the l1 bound), the cut error eta and the offsets' mean bounds."""
+    """One phase's per-step core: `mass[i]` on index j0 + i, exact up to relative _MASS_ERROR per cell, the cut
+    error eta and the offsets' mean bounds."""
 
     mass: np.ndarray
     j0: int
-    err: float
     eta: float
     shifts: _Shifts
-    switch_at: int | None
     steps: int
+    outside: float  # the exact mass beyond the first and last cuts (their CDF values, exact at the exact cuts)
 
     def log_mgf(self, lam: np.ndarray) -> np.ndarray:
         """upper bounds on log sum_i m_i e^(lam i) for the exact masses m (i the cell's position in `mass`), at
         each lam: a shifted log-sum-exp, every rounding bounded (8u per term's exponent, the sum's relative
-        (log2 n + 8) u, 2u per cell plus the switch cell's 2u absolutely)."""
+        (log2 n + 8) u, the masses' relative _MASS_ERROR)."""
         idx = np.arange(len(self.mass), dtype=np.float64)
         with np.errstate(divide="ignore"):
             log_m = np.log(self.mass)
@@ -388,9 +407,7 @@ class _Step:
         for n, la in enumerate(lam):
             expo = log_m + la * idx
             top = float(np.max(expo))
-            total = float(np.sum(np.exp(expo - top)))
-            if self.switch_at is not None:  # the switch cell's absolute error 2u, as a mass at its position
-                total += 2 * _U * math.exp(la * self.switch_at - top)
+            total = float(np.sum(np.exp(expo - top))) / (1 - _MASS_ERROR)
             finite = np.isfinite(expo)
             pad = 8 * _U * (float(np.max(np.abs(expo[finite]))) + abs(top) + 2) + (math.log2(len(idx)) + 12) * _U
             out[n] = top + math.log(total) + pad
@@ -417,7 +434,7 @@ def _window(parts: list[_Step], tail: float) -> tuple[int, int, float]:
     return lo, hi, 2 * tail
 
 
-def _spectral_power(parts: list[_Step], lo: int, hi: int) -> tuple[np.ndarray, float]:
+def _spectral_power(parts: list[_Step], lo: int, hi: int, budget_goal: float = 0.0) -> tuple[np.ndarray, float]:
     """prod_i (rfft of phase i's masses)^T_i, inverted, on the window [lo, hi] of the position sum (a power-of-two
     circular length N >= hi - lo + 1; the mass outside the window folds onto it, which `_window` bounds), clipped at 0
     and rounded to double; with an l1 bound on its floating-point error.
@@ -425,9 +442,9 @@ def _spectral_power(parts: list[_Step], lo: int, hi: int) -> tuple[np.ndarray, f
     ASSUMPTION (as for the convolutions before: Higham, Accuracy and Stability, 2nd ed., Thm 24.2): a power-of-two
     FFT with unit roundoff u has normwise relative error <= eps_N = 1.25 * 8 log2(N) u (u of x87 long double where
     numpy has it). With Parseval (the full spectrum of a has l2 norm sqrt(N) |a|_2), the spectrum error of phase i,
-    cast to double for the power, is E_i <= (eps_N + 2^-53) sqrt(N) |a_i|_2, so
-    |x_c^T - x^T| <= T (1 + E_i)^(T - 1) |x_c - x| pointwise (|x| <= |a|_1 <= 1); the powers (in polar form, in
-    double) and the products of the phases (sqrt(5) u each: Brent, Percival & Zimmermann 2007) have the relative
+    cast to the power's precision u_p, is E_i <= (eps_N + u_p) sqrt(N) |a_i|_2, so
+    |x_c^T - x^T| <= T (1 + E_i)^(T - 1) |x_c - x| pointwise (|x| <= |a|_1 <= 1); the powers (in polar form) and
+    the products of the phases (sqrt(5) u each: Brent, Percival & Zimmermann 2007) have the relative
     errors `_polar_power` bounds. The inverse adds eps_N |z|_2 / sqrt(N) in l2, and l1 <= sqrt(N) l2 on the
     window."""
     size = hi - lo + 1
@@ -439,6 +456,11 @@ def _spectral_power(parts: list[_Step], lo: int, hi: int) -> tuple[np.ndarray, f
     require_memory(float(n) * (5 * item + 2 * 8), "the privacy-loss distribution's spectral composition")
     u = float(np.finfo(dtype).eps) / 2
     eps_n = 1.25 * 8 * math.log2(n) * u
+    # the powers run in double (transcendentals in long double are slow) where the cast's rounding, T_i 2^-53 times
+    # the spectrum's norm sqrt(N) |a_i|_2 in all, stays a tenth of `budget_goal`; else in the transforms' precision
+    cast = sum(p.steps * _U * math.sqrt(n) * float(np.linalg.norm(p.mass)) for p in parts)
+    u_power = _U if dtype is np.float64 or cast <= 0.1 * budget_goal else u
+    power_type = np.complex128 if u_power == _U else np.clongdouble
     spectrum, rel, errors, growth = None, None, 0.0, 0.0
     for part in parts:
         # positions taken mod n (the circular convolution reads them so anyway): a core longer than n folds
@@ -446,15 +468,15 @@ def _spectral_power(parts: list[_Step], lo: int, hi: int) -> tuple[np.ndarray, f
         a = np.zeros(rows * n, dtype=dtype)
         a[: len(part.mass)] = part.mass
         a = a.reshape(rows, n).sum(axis=0) if rows > 1 else a
-        f = sfft.rfft(a, n).astype(np.complex128)  # the power runs in double: its cast is one more rounding
-        e_i = (eps_n + _U) * math.sqrt(n) * (1 + 1e-9) * (float(np.linalg.norm(part.mass)) + 2 * _U)
+        f = sfft.rfft(a, n).astype(power_type)  # a cast to double is one more rounding
+        e_i = (eps_n + u_power) * math.sqrt(n) * (1 + 1e-9) * (float(np.linalg.norm(part.mass)) + 2 * _U)
         errors += part.steps * e_i
         growth += part.steps * math.log1p(e_i)
-        power, power_rel = _polar_power(f, part.steps, _U)
+        power, power_rel = _polar_power(f, part.steps, u_power)
         if spectrum is None:
             spectrum, rel = power, power_rel
         else:
-            spectrum, rel = spectrum * power, rel + power_rel + math.sqrt(5) * _U
+            spectrum, rel = spectrum * power, rel + power_rel + math.sqrt(5) * u_power
     # circular index r holds the position sums = r (mod n): the window starts at lo
     inverse = sfft.irfft(spectrum.astype(np.clongdouble) if dtype is not np.float64 else spectrum, n)
     out = np.roll(inverse, -(lo % n))[:size].astype(np.float64)
@@ -463,12 +485,12 @@ def _spectral_power(parts: list[_Step], lo: int, hi: int) -> tuple[np.ndarray, f
     weights[0] = 1.0
     if n % 2 == 0:
         weights[-1] = 1.0
-    mag2 = weights * np.abs(spectrum) ** 2
+    mag2 = weights * np.abs(spectrum.astype(np.complex128)) ** 2
     top = float(np.max(rel))
     z2 = math.sqrt(float(np.sum(mag2))) * (1 + 1e-9) / max(1 - top, 0.5)
-    rounding = math.sqrt(float(np.sum(rel**2 * mag2))) * (1 + 1e-9) / max(1 - top, 0.5)
+    rounding = math.sqrt(float(np.sum(rel.astype(np.float64) ** 2 * mag2))) * (1 + 1e-9) / max(1 - top, 0.5)
     spectral = errors * math.exp(growth) + rounding
-    budget = spectral + eps_n * z2 + sum(p.steps * p.err for p in parts)
+    budget = spectral + eps_n * z2
     if dtype is not np.float64:
         budget += 2 * _U * float(np.sum(out))
     return out, budget
@@ -493,16 +515,19 @@ _ALIAS_TAIL = 1e-17  # each end of the composed window leaves out at most this m
 _CACHE: OrderedDict[tuple, _Composed] = OrderedDict()
 
 
-def compose_schedule(order: str, phases: tuple[tuple[float, float, int], ...], h: float) -> _Composed:
+def compose_schedule(order: str, phases: tuple[tuple[float, float, int], ...], h: float,
+                     budget_goal: float = 0.0) -> _Composed:
     """The composed PLD of one order over a schedule of phases (q_i, sigma_i, T_i) on one loss grid of width h, kept
-    in a cache bounded by _CACHE_BYTES (least recently used dropped first). The cut error of phase i enters as
-    T_i eta_i: the result's `eta` is their mean over all T steps (only steps * eta is used)."""
+    in a cache bounded by _CACHE_BYTES (least recently used dropped first). `budget_goal` > 0 lets the powers run in
+    double where their share of the floating-point budget stays below it (`_spectral_power`; about 4x faster). The
+    cut error of phase i enters as T_i eta_i: the result's `eta` is their mean over all T steps (only steps * eta is
+    used)."""
     key = (order, tuple((float(q), float(s), int(t)) for q, s, t in phases), h)
     found = _CACHE.get(key)
-    if found is not None:
+    if found is not None and (found.budget_goal <= budget_goal or found.budget <= budget_goal):
         _CACHE.move_to_end(key)
         return found
-    found = _compose_new(order, key[1], h)
+    found = _compose_new(order, key[1], h, budget_goal)
     size = found.p.nbytes + found.loss.nbytes
     if size <= _CACHE_BYTES:
         _CACHE[key] = found
@@ -511,36 +536,39 @@ def compose_schedule(order: str, phases: tuple[tuple[float, float, int], ...], h
     return found
 
 
-def _compose_new(order: str, phases: tuple[tuple[float, float, int], ...], h: float) -> _Composed:
+def _compose_new(order: str, phases: tuple[tuple[float, float, int], ...], h: float,
+                 budget_goal: float) -> _Composed:
     """Every phase's per-step core, raised to its power and multiplied in the Fourier domain (one transform per
     phase and one inverse, `_spectral_power`) on the Chernoff window of the composed sum (`_window`)."""
     parts = [_step_pmf(order, q, s, h, t) for q, s, t in phases]
     lo, hi, folded = _window(parts, _ALIAS_TAIL)
-    p, budget = _spectral_power(parts, lo, hi)
+    p, budget = _spectral_power(parts, lo, hi, budget_goal)
     budget += folded
     j0 = lo + sum(part.steps * part.j0 for part in parts)
     steps = sum(part.steps for part in parts)
     eta = sum(part.steps * part.eta for part in parts) / steps
-    rest = max(0.0, 1.0 - math.fsum(p)) + budget + 4 * _U
+    # dropped: a step outside its core (union bound over the steps), or the core sum outside the window (Chernoff)
+    rest = math.fsum(part.steps * part.outside for part in parts) * (1 + 4 * _U) + folded
     return _Composed(p, j0, h, steps, eta, budget, rest, (j0 + np.arange(len(p))) * h,
                      math.fsum(part.steps * part.shifts.up for part in parts),
                      math.fsum(part.steps * part.shifts.low for part in parts),
-                     math.fsum(part.steps * part.shifts.span**2 for part in parts) * (1 + 4 * _U))
+                     math.fsum(part.steps * part.shifts.span**2 for part in parts) * (1 + 4 * _U), _MASS_ERROR,
+                     budget_goal)
 
 
 def schedule_orders(phases: tuple[tuple[float, float, int], ...], orders: tuple[str, ...],
-                    eps_tolerance: float) -> list[_Composed]:
+                    eps_tolerance: float, budget_goal: float = 0.0) -> list[_Composed]:
     """The composed PLDs of `orders` ("add", "remove") over the schedule, on the grid whose eps width is about
     eps_tolerance: h = eps_tolerance / min(T, 8 sqrt(T)) for T steps in all (the concentration bound's width is
     about h sqrt(2 T log(1/delta)), the hard range's T h); phases are validated as `sgm_composed_epsilon` validates
-    them."""
+    them; `budget_goal` as for `compose_schedule`."""
     steps = [_check(None, q, s, t, eps_tolerance) for q, s, t in phases]
     total = sum(steps)
     h = eps_tolerance / min(total, 8 * math.sqrt(total))
     checked = tuple((float(q), float(s), t) for (q, s, _), t in zip(phases, steps, strict=True))
     if all(q == 1 for q, _, _ in checked):
         orders = orders[:1]  # the Gaussian mechanism is symmetric: both orders are one distribution
-    return [compose_schedule(o, checked, h) for o in orders]
+    return [compose_schedule(o, checked, h, budget_goal) for o in orders]
 
 
 def schedule_delta(eps: float, comps: list[_Composed]) -> PLDBracket:
