@@ -102,3 +102,16 @@ def test_lower_bound_companion_only_where_its_hypotheses_hold():
 def test_falsifier_found_numerical_false_alarms_stay_fixed(theorem_id, family, point):
     r = verify.check(theorem_id, family=family, **point)
     assert r.verdict is Verdict.HOLDS and r.bound > 0
+
+
+def test_the_counterexample_is_a_certified_violation_even_where_an_undecided_point_has_a_smaller_margin():
+    """bu2020.clt.delta on its grid: the tight delta at (eps 1, sigma 2, T 100) is bracketed [0, 5e-14] against a bound
+    of 3e-81, an undecided point with the smallest margin; the counterexample shown (CLI, JSON) is a VIOLATED one."""
+    from verify.runner import run
+
+    result, = run(["bu2020.clt.delta"], falsify=0).results
+    assert result.verdict is Verdict.VIOLATED
+    assert result.worst.verdict is not Verdict.VIOLATED
+    c = result.counterexample
+    assert c.verdict is Verdict.VIOLATED and c.bound < c.truth.lower
+    assert result.to_dict()["counterexample"]["params"] == c.params

@@ -358,8 +358,13 @@ class ApplicationResult:
 
     @property
     def worst(self) -> PointResult | None:
-        """The point with the smallest margin: the counterexample when the verdict is VIOLATED."""
+        """The point with the smallest margin, whatever its verdict (an undecided point can have the smallest)."""
         return min(self.points, key=lambda p: p.margin, default=None)
+
+    @property
+    def counterexample(self) -> PointResult | None:
+        """The certified VIOLATED point with the smallest margin; None when no point is VIOLATED."""
+        return min((p for p in self.points if p.verdict is Verdict.VIOLATED), key=lambda p: p.margin, default=None)
 
     def count(self, verdict: Verdict) -> int:
         return sum(p.verdict is verdict for p in self.points)
@@ -387,7 +392,7 @@ class ApplicationResult:
             "ratio_min": min(ratios) if ratios else None,
             "ratio_max": max(ratios) if ratios else None,
             "worst": _point_dict(worst) if worst else None,
-            "counterexample": _point_dict(worst) if worst and worst.verdict is Verdict.VIOLATED else None,
+            "counterexample": _point_dict(self.counterexample) if self.counterexample else None,
             "skipped_by": self.skipped_by(),
             "errors": [e.to_dict() for e in self.errors],
             "falsifier": self.search.to_dict() if self.search else None,

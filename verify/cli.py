@@ -109,7 +109,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         return 0
     for t in theorems:
         fams = ", ".join(f"{a.family} (expect {a.expected.value})" for a in t.applications)
-        print(f"{t.id}\n  {t.title}\n  source: {t.source.result} {t.source.equation} [{t.source.seed}]"
+        print(f"{t.id}\n  {t.title}\n  source: {t.source.result} {t.source.equation} [{t.source.seed or t.source.paper}]"
               f"\n  {t.direction.value} bound on {t.quantity.value} ({t.variant.value}): {t.bound}"
               f"\n  assumptions: {'; '.join(f'{a.name}: {a.condition}' for a in t.assumptions) or '-'}"
               f"\n  checked on: {fams}\n")
@@ -168,8 +168,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"{r.theorem:<44} {r.family:<20} {r.verdict.value:<12} {r.expected.value:<12} {len(r.points):>6} "
               f"{r.skipped:>5} {_fmt(min(ratios) if ratios else None):>10} {_fmt(max(ratios) if ratios else None):>10}"
               f"{flag}")
-        if r.verdict.value == "VIOLATED" and r.worst is not None:
-            w = r.worst
+        if r.verdict.value == "VIOLATED" and r.counterexample is not None:
+            w = r.counterexample
             print(f"{'':<4}counterexample: {w.params}: bound {w.bound:.6g} vs truth {w.truth.value:.6g}")
     bad = outcome.unexpected
     print(f"\n{len(outcome.results)} checks in {outcome.seconds:.1f} s; "

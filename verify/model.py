@@ -408,7 +408,7 @@ def checked_truth(family: str, quantity: Quantity, truth: object) -> Truth:
 class Source:
     """Where a result is printed."""
 
-    seed: str  # seed file name in shared/seeds
+    seed: str  # seed file name in shared/seeds; "" for a result of the later literature (`paper` names it)
     paper: str
     result: str  # e.g. "Corollary 1"
     equation: str = ""  # e.g. "eq. (18) = (72)"

@@ -26,7 +26,7 @@ def test_violated_entries_show_their_counterexample(small_report, small_results)
     assert {r["id"] for r in violated} >= {"chourasia2021.theorem3.cor1_start", "chourasia2021.theorem3.large_step"}
     for r in violated:
         c = r["counterexample"]
-        assert c == r["worst"] and c["verdict"] == "VIOLATED"
+        assert c["verdict"] == "VIOLATED" and c["margin"] >= r["worst"]["margin"]  # the worst may be undecided
         section = md.split(f'<a id="{r["id"]}"></a>', 1)[1].split("<a id=", 1)[0]
         assert "**Counterexample**" in section
         assert fmt(c["bound"], 8) in section and fmt(c["truth"]["value"], 8) in section

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from verify.catalog import chen2024, chourasia2021, feldman2018, thudi2024, wang2021
+from verify.catalog import bu2020, chen2024, chourasia2021, feldman2018, thudi2024, wang2021
 from verify.errors import UnknownIdError
 from verify.model import Application, Theorem
 
 PAPERS = {"chen2024": chen2024, "chourasia2021": chourasia2021, "feldman2018": feldman2018, "wang2021": wang2021,
-          "thudi2024": thudi2024}
+          "thudi2024": thudi2024, "bu2020": bu2020}
 
 CATALOG: dict[str, Theorem] = {t.id: t for module in PAPERS.values() for t in module.THEOREMS}
 

@@ -36,7 +36,8 @@ def _section(r: Mapping) -> list[str]:
     out = [f'<a id="{r["anchor"]}"></a>', "", f"### `{r['id']}` — {r['title']}", "",
            f"**{r['verdict']}** (expected {r['expected']} {MARK[r['as_expected']]}) · {r['variant']} · "
            f"{r['direction_label']} on {r['quantity_label']} · family `{r['family']}`  ",
-           f"Source: {r['source_text']} — seed `{r['source']['seed']}`", "",
+           f"Source: {r['source_text']} — " + (f"seed `{r['source']['seed']}`" if r["source"]["seed"]
+                                                 else f"later literature: {r['source']['paper']}"), "",
            "$$", r["statement_latex"], "$$", "", "**Assumptions**", ""]
     out += _table(["name", "condition", "description", "status"],
                   [[f"`{a['name']}`", f"${a['condition_latex']}$", a["description"], a["status_text"]]
