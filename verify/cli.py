@@ -109,7 +109,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         return 0
     for t in theorems:
         fams = ", ".join(f"{a.family} (expect {a.expected.value})" for a in t.applications)
-        print(f"{t.id}\n  {t.title}\n  source: {t.source.result} {t.source.equation} [{t.source.seed or t.source.paper}]"
+        where = t.source.seed or t.source.paper
+        print(f"{t.id}\n  {t.title}\n  source: {t.source.result} {t.source.equation} [{where}]"
               f"\n  {t.direction.value} bound on {t.quantity.value} ({t.variant.value}): {t.bound}"
               f"\n  assumptions: {'; '.join(f'{a.name}: {a.condition}' for a in t.assumptions) or '-'}"
               f"\n  checked on: {fams}\n")
