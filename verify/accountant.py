@@ -151,8 +151,8 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
     # first widths to try: a grid too fine for a long schedule whose eps is large hits a size cap (then coarser, the
     # tolerance being relative); one too coarse for a tiny eps puts a cut where the CDF underflows (then finer)
     width = start
-    coarser = [_START_WIDTH * 8**k for k in (1, 2, 3)] if start <= _START_WIDTH else [_START_WIDTH]
-    finer = [min(start, _START_WIDTH) / 8**k for k in (1, 2, 3)]
+    coarser = [_START_WIDTH * 8**k for k in range(1, 7)] if start <= _START_WIDTH else [_START_WIDTH]
+    finer = [min(start, _START_WIDTH) / 8**k for k in range(1, 13)]
     last_error = None
     for _ in range(_ROUNDS + len(coarser) + len(finer)):
         try:
