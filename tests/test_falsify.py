@@ -3,6 +3,7 @@
 import importlib
 
 import pytest
+import sympy as sp
 from hypothesis import HealthCheck, given, settings
 
 import verify
@@ -166,3 +167,20 @@ def test_same_seed_same_search_whatever_the_caller_imported(tmp_path, monkeypatc
     monkeypatch.syspath_prepend(str(tmp_path))
     importlib.import_module("caller_with_literals")
     assert len(before) >= 100 and points() == before
+
+
+@pytest.mark.parametrize("value", ["1", "-2.5", "0"])
+def test_fix_on_every_parameter_of_every_family_is_accepted_or_one_clear_error(value):
+    """`--fix NAME=VALUE` on each parameter of each built-in family: accepted, or bad input naming the domain;
+    never an internal error (a plain-bool domain, any real, was one: noisy_sgd_*'s x and x_prime, exit 4)."""
+    from verify.errors import AssumptionError
+    from verify.families import FAMILIES
+    from verify.testing.falsify import _check_pinned
+
+    for fam in FAMILIES.values():
+        for p in fam.parameters:
+            assert isinstance(p.domain, sp.Basic), (fam.name, p.name)
+            try:
+                _check_pinned(fam, {p.name: sp.sympify(value)})
+            except (ParameterError, AssumptionError):  # bad input: exit 2, one line
+                pass

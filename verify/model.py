@@ -261,6 +261,9 @@ class Parameter:
     def name(self) -> str:
         return self.symbol.name
 
+    def __post_init__(self) -> None:  # a plain True/False (any value; none) is a SymPy truth value like the others
+        object.__setattr__(self, "domain", sp.sympify(self.domain))
+
     def needed_for(self, quantity: Quantity) -> bool:
         return not self.quantities or quantity in self.quantities
 

@@ -19,7 +19,8 @@ _COMMON = (Parameter(alpha, alpha > 1, "Rényi order"), Parameter(eta, eta > 0, 
            Parameter(reg, reg >= 0, "regulariser curvature (1 - eta reg is the contraction; 0: none)"),
            Parameter(sigma, sigma > 0, "std of the gradient noise"),
            Parameter(b, b >= 1, "batch size (the normaliser of the batch's data term)", integer=True),
-           Parameter(x, True, "the differing record on D"), Parameter(x_prime, True, "the differing record on D'"))
+           Parameter(x, sp.true, "the differing record on D"),
+           Parameter(x_prime, sp.true, "the differing record on D'"))
 _METHOD = "Gaussian mixture over the record's sampling pattern, certified quadrature both orders (closed form: cyclic)"
 _FACTS = frozenset({"linear_model", "fixed_state_noise", "last_iterate"})
 
