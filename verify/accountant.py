@@ -156,7 +156,8 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
     last_error = None
     for _ in range(_ROUNDS + len(coarser) + len(finer)):
         try:
-            bracket = solve(schedule_orders(raw, orders, width, budget_goal))
+            comps = schedule_orders(raw, orders, width, budget_goal)
+            bracket = solve(comps)
         except ResourceLimitError as err:
             too_big = any(word in str(err) for word in ("cells", "memory"))
             if last_error is None and (coarser if too_big else finer):
@@ -184,6 +185,10 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
                                      f"truncation floor ({bracket.error_budget:.3g} in delta) binds at this delta; "
                                      "ask for a larger tolerance")
         last_error = got
+        if len(comps) > 1:  # the tight value is the larger order's: one whose upper end lies below the other's lower
+            each = [solve([c]) for c in comps]  # end cannot be it, and only the other is refined
+            top = max(b.lower for b in each)
+            orders = tuple(o for o, b in zip(orders, each, strict=True) if b.upper >= top)
         ratio = allowed / got  # the width is about proportional to the grid's once the grid is fine: a long jump
         width *= max(1e-3, min(0.9, (0.75 if ratio < 0.2 else 0.9) * ratio))  # from a coarse one aims lower
     raise ResourceLimitError(f"the bracket did not reach the tolerance in {_ROUNDS} refinements (width "
