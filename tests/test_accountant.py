@@ -237,3 +237,22 @@ def test_an_absolute_width_is_used_as_given_and_a_huge_one_still_answers():
     assert wide.upper - wide.lower <= 10.0 and wide.lower <= 25.57 <= wide.upper  # dp_accounting's PLD: 25.573
     huge = accountant.epsilon(1e-5, [(0.01, 1.0, 10)], tol=1e3, relative=False)
     assert huge.lower <= huge.upper <= huge.lower + 1e3
+
+
+@pytest.mark.parametrize("kwargs", [{"neighbouring": ["add"]}, {"neighbouring": {"add"}}, {"relative": "no"},
+                                    {"relative": None}])
+def test_malformed_options_are_bad_input_not_internal_errors(kwargs):
+    """A list or set as `neighbouring` raised TypeError (unhashable), a string `relative` was taken as True (found by
+    a hostile probe): both are one ParameterError."""
+    with pytest.raises(ParameterError):
+        accountant.epsilon(1e-5, [(0.01, 1.0, 10)], **kwargs)
+
+
+def test_a_relative_tolerance_is_relative_to_the_estimate():
+    """tol = 1 asks for a width at most the estimate itself: the bracket [0, 0.0133] around a true delta of 1.4e-8
+    met it against its upper end before (found by a hostile probe)."""
+    r = accountant.delta(0.0372, [(1.0, 569.3, 24)], tol=1.0, neighbouring="add")
+    assert r.upper - r.lower <= r.estimate * (1 + 1e-12)
+    mu = math.sqrt(24) / 569.3  # q = 1: mu-GDP exactly
+    exact = float(mpmath.ncdf(-0.0372 / mu + mu / 2) - mpmath.exp(0.0372) * mpmath.ncdf(-0.0372 / mu - mu / 2))
+    assert r.lower <= exact <= r.upper

@@ -132,7 +132,7 @@ def _tolerance(tol: float) -> float:
 
 
 def _orders(neighbouring: str) -> tuple[str, ...]:
-    if neighbouring not in NEIGHBOURING:
+    if not isinstance(neighbouring, str) or neighbouring not in NEIGHBOURING:
         raise ParameterError(f"neighbouring must be one of {', '.join(NEIGHBOURING)}, got {neighbouring!r}")
     return NEIGHBOURING[neighbouring]
 
@@ -153,8 +153,8 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
     width = start
     coarser = [_START_WIDTH * 8**k for k in range(1, 7)] if start <= _START_WIDTH else [_START_WIDTH]
     finer = [min(start, _START_WIDTH) / 8**k for k in range(1, 13)]
-    last_error = None
-    for _ in range(_ROUNDS + len(coarser) + len(finer)):
+    last_error, stalled = None, False
+    for _ in range(_ROUNDS + len(coarser) + len(finer) + 1):
         try:
             comps = schedule_orders(raw, orders, width, budget_goal)
             bracket = solve(comps)
@@ -180,10 +180,14 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
             raise ResourceLimitError(f"the width asked for ({allowed:.3g} in delta) is below the bracket's floating-"
                                      f"point and truncation floor ({2 * bracket.error_budget:.3g}); ask for an "
                                      "absolute tolerance above it")
-        if last_error is not None and got > 0.8 * last_error:  # a finer grid no longer narrows it: the floor binds
-            raise ResourceLimitError(f"the bracket stays about {got:.3g} wide on finer grids: its floating-point and "
-                                     f"truncation floor ({bracket.error_budget:.3g} in delta) binds at this delta; "
-                                     "ask for a larger tolerance")
+        if last_error is not None and got > 0.8 * last_error:  # a finer grid did not narrow it: the width is not
+            if stalled:  # monotone in the grid, so once more at half the width; twice, the floor binds
+                raise ResourceLimitError(f"the bracket stays about {got:.3g} wide on finer grids: its floating-point "
+                                         f"and truncation floor ({bracket.error_budget:.3g} in delta) binds at this "
+                                         "delta; ask for a larger tolerance")
+            stalled = True
+            width /= 2
+            continue
         last_error = got
         if len(comps) > 1:  # the tight value is the larger order's: one whose upper end lies below the other's lower
             each = [solve([c]) for c in comps]  # end cannot be it, and only the other is refined
@@ -217,11 +221,13 @@ def _account(quantity: str, given: float, phases, tol, relative: bool, neighbour
 
     start = time.perf_counter()
     phases, tol, orders = _phases(phases), _tolerance(tol), _orders(neighbouring)
+    if isinstance(relative, str) or relative not in (True, False):
+        raise ParameterError(f"relative must be True or False, got {relative!r}")
     solve_delta = quantity == "delta"
     floor = 1e-300 if solve_delta else 1e-12  # a relative width of a value near 0 is measured against this
 
-    def allowed(b) -> float:
-        return tol * max(b.upper, floor) if relative else tol
+    def allowed(b) -> float:  # relative to the estimate, the bracket's midpoint
+        return tol * max((b.lower + b.upper) / 2, floor) if relative else tol
 
     solve = (lambda comps: schedule_delta(given, comps)) if solve_delta else (
         lambda comps: schedule_epsilon(given, comps))

@@ -322,6 +322,9 @@ def _step_pmf(order: str, q: float, s: float, h: float, steps: int) -> _Step:
     if not math.isfinite(eta) or eta > 1e-2 * h:
         raise ResourceLimitError(f"cut error {eta} is not small against the grid width {h}")
     mass, switch = _cell_masses(v, n_left)
+    if not np.any(mass > 0):
+        raise ResourceLimitError("no cell of the per-step grid carries mass in double precision (the per-step loss "
+                                 "lies below the grid's resolution)")
     other, _ = _cell_masses(w, n_left)
     other_err = w_err[:-1] + w_err[1:] + 2 * _U * (w[:-1] + w[1:] + switch)
     shifts = _mean_shifts(mass, other, other_err, ks[1:], h, eta)
