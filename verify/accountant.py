@@ -195,7 +195,7 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
             orders = tuple(o for o, b in zip(orders, each, strict=True) if b.upper >= top)
         ratio = allowed / got  # the width is about proportional to the grid's once the grid is fine: a long jump
         width *= max(1e-3, min(0.9, (0.75 if ratio < 0.2 else 0.9) * ratio))  # from a coarse one aims lower
-    raise ResourceLimitError(f"the bracket did not reach the tolerance in {_ROUNDS} refinements (width "
+    raise ResourceLimitError(f"the bracket did not reach the tolerance in its refinements (width "
                              f"{last_error:.3g})")
 
 

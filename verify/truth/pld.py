@@ -417,13 +417,20 @@ class _Step:
         return out
 
 
+def _position_moments(mass: np.ndarray) -> tuple[float, float]:
+    """mean and variance of the cell position under the (float) masses; they only place the window's lam grid"""
+    idx = np.arange(len(mass))
+    mean = float(np.sum(idx * mass))
+    return mean, float(np.sum((idx - mean) ** 2 * mass))
+
+
 def _window(parts: list[_Step], tail: float) -> tuple[int, int, float]:
     """[lo, hi] on the sum of positions (sum over the steps of each phase's cell position) outside which the exact
     composed sub-measure has mass at most 2 `tail` (Chernoff: mass(S >= b) <= e^(-lam b) prod_i M_i(lam)^T_i for
     lam > 0, and the mirror for lam < 0, minimised over a grid of lam), and the bound on that mass."""
-    mean = sum(p.steps * float(np.sum(np.arange(len(p.mass)) * p.mass)) for p in parts)
-    var = sum(p.steps * float(np.sum((np.arange(len(p.mass)) - float(np.sum(np.arange(len(p.mass)) * p.mass))) ** 2
-                                     * p.mass)) for p in parts)
+    moments = [_position_moments(p.mass) for p in parts]
+    mean = sum(p.steps * m for p, (m, _) in zip(parts, moments, strict=True))
+    var = sum(p.steps * v for p, (_, v) in zip(parts, moments, strict=True))
     scale = 1 / math.sqrt(max(var, 1.0))
     lam = scale * np.geomspace(0.05, 20.0, 14)
     top_end = sum(p.steps * (len(p.mass) - 1) for p in parts)
