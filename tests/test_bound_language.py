@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import pytest
 import sympy as sp
+from flint import arb
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from verify.bounds import FiniteSum, RangeMin
 from verify.certify import arb_bounds
@@ -85,3 +89,53 @@ def test_a_sum_searches_exactly_like_its_closed_form():
     assert (as_sum.counterexample is None) == (closed.counterexample is None)
     if closed.counterexample is not None:
         assert as_sum.counterexample.params == closed.counterexample.params
+
+
+# ---- the normal quantile (Gaussian-DP and f-DP statements) -------------------------------------------------------
+
+P = sp.Symbol("p", positive=True)
+
+
+def _reference_quantile(p: float) -> mpmath.mpf:
+    """Phi^-1(p) = sqrt(2) erfinv(2p - 1) at 1200 bits, where 2p - 1 of a binary p >= 1e-300 is exact (the
+    cancellation the implementation avoids is harmless at this precision)."""
+    with mpmath.workprec(1200):
+        return mpmath.sqrt(2) * mpmath.erfinv(2 * mpmath.mpf(p) - 1)
+
+
+@settings(max_examples=60, deadline=None, database=None)
+@given(p=st.one_of(st.floats(1e-300, 1e-8), st.floats(1e-8, 1 - 1e-16)))
+def test_phi_inv_and_erfcinv_match_a_1200_bit_reference_in_mpmath_floats_and_arb(p):
+    """Phi_inv(p) in the bound language (mpmath, the float filter and an Arb enclosure) against 1200-bit mpmath; the
+    tail p = 1e-300 is where erfinv(2p - 1) in working precision would give -inf."""
+    ref = _reference_quantile(p)
+    for text, scale in (("Phi_inv(p)", 1), ("-sqrt(2)*erfcinv(2*p)", 1), ("erfinv(2*p - 1)", mpmath.sqrt(2))):
+        expr = parse_expression(text, {"p": P})
+        raw = evaluate(expr, {"p": p})
+        tol = 1e-12 if text.startswith("erfinv") else 1e-30  # erfinv(2p - 1) loses the bits of p below 2^-53
+        if text.startswith("erfinv") and p < 1e-8:
+            continue  # 2p - 1 rounds in the float filter's float inputs: not a form the language promises for tails
+        with mpmath.workprec(1200):  # the 50-digit value, not rounded to 53 bits by the product
+            value = raw * scale
+            assert abs(value - ref) <= tol * max(1, abs(ref)), (text, p, value, ref)
+        lo, hi = arb_bounds(expr, {"p": exact_text(p)})
+        with mpmath.workprec(1200):
+            row = arb(mpmath.nstr(ref / scale, 80))  # a ball holding the reference of this row's expression
+        assert lo.lower() <= row.upper() and row.lower() <= hi.upper(), (text, p, lo, hi, row)
+    with mpmath.workprec(1200):
+        assert abs(evaluate(parse_expression("Phi(Phi_inv(p))", {"p": P}), {"p": p}) - p) <= 1e-30 * p
+
+
+def test_a_gaussian_dp_tradeoff_claim_is_checked_and_its_violation_certified():
+    """f-DP of the Gaussian mechanism (Dong, Roth & Su 2022): G_mu(x) = Phi(Phi^-1(1 - x) - mu) with mu = 1/sigma is
+    exact for q = 1, so claiming a larger mu (a stronger guarantee) is violated, and the violation certified."""
+    exact = falsify("Phi(Phi_inv(1 - type1) - 1/sigma)", "sampled_gaussian", "lower",
+                    quantity="tradeoff_beta", defaults={"q": 1}, max_examples=30, min_checked=5)
+    assert exact is None
+    found = falsify("Phi(Phi_inv(1 - type1) - 0.9/sigma)", "sampled_gaussian", "lower",
+                    quantity="tradeoff_beta", defaults={"q": 1}, max_examples=30)
+    assert found is not None and found.result.certificate is not None
+    x, sigma = found.params["type1"], found.params["sigma"]
+    with mpmath.workdps(40):
+        truth = mpmath.ncdf(_reference_quantile(1 - x) - 1 / mpmath.mpf(sigma))  # independent: mpmath's ncdf
+    assert found.bound > truth

@@ -359,3 +359,28 @@ def test_a_bad_cap_in_the_environment_is_exit_2_at_start_up(monkeypatch, capsys,
         assert code == 0  # no deadline at all: allowed, documented
     else:
         assert code == 2 and len(err) == 1 and variable in err[0]
+
+
+# ---- a vacuous bound is shown as vacuous -------------------------------------------------------------------------
+
+@SETTINGS
+@given(side=st.sampled_from(["upper", "lower"]), form=st.sampled_from(["+oo", "-oo", "overflow", "finite", "mixed"]),
+       grid=st.lists(st.floats(0.5, 4.0), min_size=1, max_size=5, unique=True))
+def test_a_bound_that_is_infinite_everywhere_is_reported_vacuous_not_a_confirmation(side, form, grid):
+    """An entry is vacuous exactly when its bound is +inf (upper) or -inf (lower) at every checked point, so its
+    HOLDS says nothing; a bound that merely overflows a float (exp(1000 a)) or is infinite at some points only is
+    not. The reference is the bound's own SymPy value at each grid point, by the direction's trivial sign."""
+    from verify.checker import check_application
+    from verify.model import Application
+
+    _family("edge_constant", lambda a: _exact_truth(1.0))
+    a = sp.Symbol("a", positive=True)
+    bound = {"+oo": sp.oo, "-oo": -sp.oo, "overflow": sp.exp(1000 * a) * (1 if side == "upper" else -1),
+             "finite": a + 1, "mixed": sp.Piecewise((sp.oo if side == "upper" else -sp.oo, a > 2), (a + 1, True))}[form]
+    theorem = user_theorem(bound, "edge_constant", side)
+    result = check_application(theorem, Application("edge_constant", Verdict.HOLDS, {"a": tuple(grid)}))
+    trivial = sp.oo if side == "upper" else -sp.oo
+    expected = result.verdict is Verdict.HOLDS and all(bound.subs(a, x) == trivial for x in grid)
+    assert result.vacuous is expected
+    assert result.shown_verdict == ("HOLDS (vacuous)" if expected else result.status)
+    assert result.to_dict()["vacuous"] is expected

@@ -44,7 +44,30 @@ def _range_sum(values: Any) -> Any:
     return sum(values, 0)
 
 
-HELPERS = {"_verify_range": integer_range, "_verify_min": _range_min, "_verify_sum": _range_sum}
+def _erfcinv(y: Any) -> Any:
+    """erfc^-1(y) for 0 < y < 2 as -Phi^-1(y/2)/sqrt(2), with Phi^-1 accurate in the tail (erfinv(1 - y) rounds
+    1 - 1e-300 to 1); 0 and 2 give +inf and -inf; a float in gives a float out (the float filter), else an mpf."""
+    import mpmath
+
+    from verify.truth.numbers import _mp_ncdf_inv
+
+    y_mp = mpmath.mpf(y)
+    if not 0 <= y_mp <= 2:
+        raise ValueError(f"erfcinv is defined on [0, 2], got {y}")
+    out = -_mp_ncdf_inv(y_mp / 2) / mpmath.sqrt(2)
+    return float(out) if isinstance(y, float) else out
+
+
+def _erfinv(y: Any) -> Any:
+    """erf^-1(y) for -1 < y < 1 (mpmath's); a float in gives a float out."""
+    import mpmath
+
+    out = mpmath.erfinv(mpmath.mpf(y))
+    return float(out) if isinstance(y, float) else out
+
+
+HELPERS = {"_verify_range": integer_range, "_verify_min": _range_min, "_verify_sum": _range_sum,
+           "erfcinv": _erfcinv, "erfinv": _erfinv}
 """The names the lambdified code of these classes calls (verify.model passes them to lambdify)."""
 
 

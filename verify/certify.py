@@ -283,8 +283,8 @@ _BALL = {}
 def _tables() -> None:
     _INCREASING.update({sp.exp: arb.exp, sp.log: arb.log, sp.erf: arb.erf, sp.atan: arb.atan, sp.sinh: arb.sinh,
                         sp.tanh: arb.tanh, sp.asinh: arb.asinh, sp.floor: arb.floor, sp.ceiling: arb.ceil,
-                        sp.LambertW: arb.lambertw})
-    _DECREASING.update({sp.erfc: arb.erfc})
+                        sp.LambertW: arb.lambertw, sp.erfinv: arb.erfinv})
+    _DECREASING.update({sp.erfc: arb.erfc, sp.erfcinv: arb.erfcinv})
     _BALL.update({sp.sin: arb.sin, sp.cos: arb.cos, sp.tan: arb.tan, sp.cosh: arb.cosh})
 
 
@@ -361,7 +361,7 @@ def _translate_node(e: sp.Expr) -> Compiled:
         return lambda env: _ball(lambda x, y: (x + 1).gamma() * (y + 1).rgamma() * (x - y + 1).rgamma())(
             *(p(env) for p in parts))
     raise ParameterError(f"cannot evaluate {f.__name__} ('{sp.sstr(e)}') with interval arithmetic; supported: "
-                         "+ - * /, powers, exp, log, sqrt, erf, erfc, Abs, Max, Min, gamma, loggamma, factorial, "
+                         "+ - * /, powers, exp, log, sqrt, erf, erfc, erfinv, erfcinv, Abs, Max, Min, gamma, loggamma, factorial, "
                          "binomial, harmonic, digamma, LambertW, sin, cos, tan, atan, sinh, cosh, tanh, asinh, "
                          "floor, ceiling, pi, E")
 

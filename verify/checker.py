@@ -265,8 +265,10 @@ def check_point(theorem: Theorem, app: Application, params: Mapping[str, float],
     used = {s.name for s in theorem.symbols if s.name in values}
     inputs = {k: float(values[k]) for k in sorted(set(family_params) | set(params))}
     extra = tuple(c for c in (_companion(o, app.family, inputs, truth) for o in companions) if c is not None)
+    vacuous = bool(mpmath.isinf(bound_mp)) and {Direction.UPPER: bound_mp > 0,
+                                                 Direction.LOWER: bound_mp < 0}.get(theorem.direction, False)
     return PointResult(theorem.id, app.family, inputs, bound, truth, verdict, margin, ratio,
-                       {k: float(values[k]) for k in sorted(used)}, extra, certificate=cert)
+                       {k: float(values[k]) for k in sorted(used)}, extra, certificate=cert, vacuous=vacuous)
 
 
 def _finite_ends(cert: PointCertificate) -> bool:
@@ -366,6 +368,17 @@ class ApplicationResult:
         """The certified VIOLATED point with the smallest margin; None when no point is VIOLATED."""
         return min((p for p in self.points if p.verdict is Verdict.VIOLATED), key=lambda p: p.margin, default=None)
 
+    @property
+    def vacuous(self) -> bool:
+        """HOLDS only because the bound is infinite (+inf for an upper bound, -inf for a lower) at every checked
+        point: a claim that says nothing, shown as vacuous wherever the verdict is shown (e.g. eq. 9 of seed 003)."""
+        return self.verdict is Verdict.HOLDS and bool(self.points) and all(p.vacuous for p in self.points)
+
+    @property
+    def shown_verdict(self) -> str:
+        """The status as a reader sees it: "HOLDS (vacuous)" where `vacuous`, the status otherwise."""
+        return "HOLDS (vacuous)" if self.vacuous else self.status
+
     def count(self, verdict: Verdict) -> int:
         return sum(p.verdict is verdict for p in self.points)
 
@@ -385,6 +398,7 @@ class ApplicationResult:
             "expected": self.expected.value,
             "verdict": self.status,
             "as_expected": self.as_expected,
+            "vacuous": self.vacuous,
             "n_points": len(self.points),
             "n_skipped": self.skipped,
             "n_errors": len(self.errors),

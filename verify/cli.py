@@ -19,7 +19,7 @@ from verify import exitcodes
 from verify._version import __version__
 from verify.errors import ParameterError, VerifyError
 from verify.executors import EXECUTORS, check_scheduler
-from verify.results import Verdict
+from verify.results import Verdict, params_text
 
 # The parser imports neither the catalog nor the runner (SymPy, SciPy), so `verify --help` starts fast. These copy
 # verify.runner.FALSIFY_EXAMPLES and verify.testing.falsify's MIN_CHECKED and SIDES (tests/test_startup.py keeps them
@@ -161,17 +161,17 @@ def cmd_run(args: argparse.Namespace) -> int:
                   executor=args.executor, scheduler=args.scheduler)
     if not args.quiet and sys.stderr.isatty():
         print("\r" + " " * 72 + "\r", end="", file=sys.stderr)
-    print(f"{'theorem':<44} {'family':<20} {'verdict':<12} {'expected':<12} {'points':>6} {'skip':>5} "
+    print(f"{'theorem':<44} {'family':<20} {'verdict':<15} {'expected':<12} {'points':>6} {'skip':>5} "
           f"{'ratio min':>10} {'ratio max':>10}")
     for r in outcome.results:
         ratios = r.ratios
         flag = "" if r.as_expected else "  <-- UNEXPECTED"
-        print(f"{r.theorem:<44} {r.family:<20} {r.verdict.value:<12} {r.expected.value:<12} {len(r.points):>6} "
+        print(f"{r.theorem:<44} {r.family:<20} {r.shown_verdict:<15} {r.expected.value:<12} {len(r.points):>6} "
               f"{r.skipped:>5} {_fmt(min(ratios) if ratios else None):>10} {_fmt(max(ratios) if ratios else None):>10}"
               f"{flag}")
         if r.verdict.value == "VIOLATED" and r.counterexample is not None:
             w = r.counterexample
-            print(f"{'':<4}counterexample: {w.params}: bound {w.bound:.6g} vs truth {w.truth.value:.6g}")
+            print(f"{'':<4}counterexample: {params_text(w.params)}: bound {w.bound:.6g} vs truth {w.truth.value:.6g}")
     bad = outcome.unexpected
     print(f"\n{len(outcome.results)} checks in {outcome.seconds:.1f} s; "
           f"{len(outcome.results) - len(bad)} as expected, {len(bad)} unexpected")

@@ -77,6 +77,7 @@ class Variant(str, Enum):
     CORRECTED = "corrected"  # our correction of a printed error
     DERIVED = "derived"  # a reference result derived here, not in the paper
     MISAPPLIED = "misapplied"  # the printed result used outside its hypotheses (a finding, expected to fail)
+    FORMALISED = "formalised"  # verify's formal reading of a claim the paper makes only informally
 
 
 def _compile(expr: sp.Expr) -> tuple[tuple[str, ...], Callable]:

@@ -19,6 +19,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+import statistics
+
 import mpmath
 import sympy as sp
 
@@ -29,7 +31,9 @@ from verify.limits import deadline
 ALLOWED_FUNCTIONS: dict[str, Any] = {
     "exp": sp.exp, "log": sp.log, "sqrt": sp.sqrt, "erf": sp.erf, "erfc": sp.erfc, "Abs": sp.Abs, "Max": sp.Max,
     "Min": sp.Min, "binomial": sp.binomial, "harmonic": sp.harmonic, "tanh": sp.tanh, "floor": sp.floor,
-    "ceiling": sp.ceiling,
+    "ceiling": sp.ceiling, "erfinv": sp.erfinv, "erfcinv": sp.erfcinv,
+    "Phi": lambda x: sp.erfc(-x / sp.sqrt(2)) / 2,  # the standard normal CDF
+    "Phi_inv": lambda p: -sp.sqrt(2) * sp.erfcinv(2 * p),  # its inverse, without 1 - p (exact in the tail)
     "Sum": lambda body, k, lo, hi: FiniteSum(body, (k, lo, hi)),
     "MinOver": lambda body, k, lo, hi: RangeMin(body, (k, lo, hi)),
 }
@@ -99,6 +103,9 @@ _FLOAT_FUNCTIONS: dict[str, Any] = {
     "Max": max, "Min": min, "tanh": math.tanh, "floor": math.floor, "ceiling": math.ceil,
     "binomial": lambda n, k: math.exp(math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)),
     "harmonic": lambda n: math.log(n) + 1 if n >= 1 else 0.0,
+    "erfinv": lambda y: statistics.NormalDist().inv_cdf((y + 1) / 2) / math.sqrt(2),
+    "erfcinv": lambda y: -statistics.NormalDist().inv_cdf(y / 2) / math.sqrt(2),
+    "Phi": lambda x: math.erfc(-x / math.sqrt(2)) / 2, "Phi_inv": lambda p: statistics.NormalDist().inv_cdf(p),
 }
 _FLOAT_CONSTANTS = {"pi": math.pi, "E": math.e}
 

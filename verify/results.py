@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -15,6 +15,14 @@ class Verdict(str, Enum):
     HOLDS = "HOLDS"
     VIOLATED = "VIOLATED"
     INCONCLUSIVE = "INCONCLUSIVE"
+
+
+def params_text(params: Mapping[str, float]) -> str:
+    """Parameters as a reader types them: "K=1, eta=0.05, m=251" (integral values without ".0", 10 digits)."""
+    def shown(v: float) -> str:
+        v = float(v)
+        return str(int(v)) if v.is_integer() and abs(v) < 1e15 else f"{v:.10g}"
+    return ", ".join(f"{k}={shown(v)}" for k, v in params.items())
 
 
 EXACT_REL = 1e-15  # the relative pad of an exact truth's interval: rounding to float
@@ -144,6 +152,7 @@ class PointResult:
     companions: tuple[CompanionValue, ...] = ()
     origin: str = "grid"  # "grid" (the application's default grid) or "falsifier" (found by the search)
     certificate: PointCertificate | None = None  # the rigorous re-check, where the float filter was not enough
+    vacuous: bool = False  # the bound is +inf (an upper bound) or -inf (a lower bound): true of any truth
 
     @property
     def lower(self) -> CompanionValue | None:

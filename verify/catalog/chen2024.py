@@ -224,23 +224,24 @@ THEOREMS = (
     ),
     # ---- Lemma C.3: LSI constants along the trajectory ------------------------------------------------------------
     Theorem(
-        id="chen2024.lemma_c3", title="LSI constant of the iterate after `steps` steps (recursion)",
-        source=_src("Lemma C.3"), variant=Variant.PRINTED, direction=Direction.LOWER,
+        id="chen2024.lemma_c3", title="LSI constant of the iterate after `steps` steps (the proof's recursion)",
+        source=_src("Lemma C.3 (proof)"), variant=Variant.PROOF, direction=Direction.LOWER,
         quantity=Quantity.LSI_CONSTANT, bound=LSIRecursion(steps, m, eta, L_F, L_T, o, o_last, o_rate),
         assumptions=(LIPSCHITZ,), requires=frozenset({"fixed_start"}),
         applications=(_app(BLOCK, Verdict.HOLDS, LSI_GRID, UNCLIPPED,
                            EXACT_LIPSCHITZ),),
-        note="1/c^(t+1) = L_F^2 L_T^2 / c^(t) + 2 eta L_T^2 o_t from the point mass (c^(0) = +inf); a valid (smaller) "
-             "LSI constant. On a Gaussian iterate the best constant is 1/max variance.",
+        note="The recursion of the proof, 1/c^(t+1) = L_F^2 L_T^2 / c^(t) + 2 eta L_T^2 o_t from the point mass (c^(0) "
+             "= +inf); a valid (smaller) LSI constant. On a Gaussian iterate the best constant is 1/max variance. The "
+             "lemma itself states the closed form (the .closed_form entry); the ids predate this labelling.",
     ),
     Theorem(
-        id="chen2024.lemma_c3.closed_form", title="LSI constant along the trajectory, closed form",
-        source=_src("Lemma C.3 (proof)"), variant=Variant.PROOF, direction=Direction.LOWER,
+        id="chen2024.lemma_c3.closed_form", title="LSI constant along the trajectory, closed form (as stated)",
+        source=_src("Lemma C.3"), variant=Variant.PRINTED, direction=Direction.LOWER,
         quantity=Quantity.LSI_CONSTANT, bound=LSIClosedForm(steps, m, eta, L_F, L_T, o, o_last, o_rate),
         assumptions=(LIPSCHITZ,), requires=frozenset({"fixed_start"}),
         applications=(_app(BLOCK, Verdict.HOLDS, LSI_GRID, UNCLIPPED,
                            EXACT_LIPSCHITZ),),
-        note="Equal to the recursion (tests/catalog/test_chen2024.py).",
+        note="The closed form that Lemma C.3 states; equal to the proof's recursion (tests/test_chen2024.py).",
     ),
     # ---- Corollary 4.5 and Theorem C.2 ---------------------------------------------------------------------------
     Theorem(
@@ -262,9 +263,10 @@ THEOREMS = (
            alpha * R_prev / alpha_p * (1 + 2 * eta * o * c / L_F**2) ** (-1), Verdict.HOLDS,
            "L_T enters only through the LSI constant c; exact on a Gaussian when L_F is the contraction."),
     _case1("chen2024.theorem_c2", "Rate of RDP under the heat flow with pushforwards, integrated over one step",
-           _src("Theorem C.2", "eq. (23)"), Variant.PRINTED, CASE1_PRINTED, Verdict.VIOLATED,
-           "On a Gaussian R = alpha g(t); eq. (23) gives g' <= -2 c_t o g with c_t = 1/(L_T^2 (L_F^2/c + 2 t o)), "
-           "which integrates over t in [0, eta] to Corollary 4.5's case-1 factor with exponent -1/L_T^2. The "
+           _src("Theorem C.2", "eq. (23), integrated here"), Variant.DERIVED, CASE1_PRINTED, Verdict.VIOLATED,
+           "Derived by verify, not printed: Theorem C.2 states only the rate (23); this entry integrates it over one "
+           "step. On a Gaussian R = alpha g(t); eq. (23) gives g' <= -2 c_t o g with c_t = 1/(L_T^2 (L_F^2/c + 2 t "
+           "o)), which integrates over t in [0, eta] to Corollary 4.5's case-1 factor with exponent -1/L_T^2. The "
            "derivation treats the pushforward T_# as a pointwise map of the density; for T = tau id the tau^2 "
            "cancels."),
     # ---- Theorem 4.6 ---------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ def _table(header: list[str], rows: list[list[object]]) -> list[str]:
 
 def _summary(paper: Mapping) -> list[str]:
     rows = [[f"[`{r['id']}`](#{r['anchor']})", r["family"], r["source_text"], f"{r['variant']}, {r['direction_label']}",
-             f"**{r['verdict']}**", f"{r['expected']} {MARK[r['as_expected']]}",
+             f"**{r['verdict_shown']}**", f"{r['expected']} {MARK[r['as_expected']]}",
              f"{r['n_points']} ({r['n_skipped']})", r["tightness"], r["counterexample_text"] or "-"]
             for r in paper["results"]]
     return _table(["Result", "Family", "Source", "Claim", "Verdict", "Expected", "Points (skipped)", "bound/truth",
@@ -34,7 +34,7 @@ def _summary(paper: Mapping) -> list[str]:
 
 def _section(r: Mapping) -> list[str]:
     out = [f'<a id="{r["anchor"]}"></a>', "", f"### `{r['id']}` — {r['title']}", "",
-           f"**{r['verdict']}** (expected {r['expected']} {MARK[r['as_expected']]}) · {r['variant']} · "
+           f"**{r['verdict_shown']}** (expected {r['expected']} {MARK[r['as_expected']]}) · {r['variant']} · "
            f"{r['direction_label']} on {r['quantity_label']} · family `{r['family']}`  ",
            f"Source: {r['source_text']} — " + (f"seed `{r['source']['seed']}`" if r["source"]["seed"]
                                                  else f"later literature: {r['source']['paper']}"), "",

@@ -143,7 +143,9 @@ def build_view(data: Mapping, sweeps: Mapping[str, Sequence[Mapping]] | None = N
     papers: dict[str, dict] = {}
     for r, a in zip(data["results"], anchors(data["results"]), strict=True):
         r = {**r, "sweeps": sweeps.get(a, [])}
-        item = {**r, "anchor": a, "verdict_class": VERDICT_CLASS.get(r["verdict"], "error"),
+        vacuous = bool(r.get("vacuous"))
+        item = {**r, "anchor": a, "verdict_class": "vacuous" if vacuous else VERDICT_CLASS.get(r["verdict"], "error"),
+                "verdict_shown": f"{r['verdict']} (vacuous)" if vacuous else r["verdict"],
                 "tightness": tightness(r), "counterexample_text": counterexample(r),
                 "falsifier_text": falsifier_text(r),
                 "direction_label": DIRECTION_LABEL.get(r["direction"], r["direction"]),

@@ -48,7 +48,7 @@ from verify.model import (
     check_declared_domain,
 )
 from verify.parsing import parse_expression
-from verify.results import PointResult, Verdict
+from verify.results import PointResult, Verdict, params_text
 from verify.testing.strategies import free_parameters, point_strategy
 
 SIDES = {"upper": Direction.UPPER, "lower": Direction.LOWER, "exact": Direction.EXACT}
@@ -146,8 +146,7 @@ class Counterexample:
     margin = property(lambda self: self.result.margin)
 
     def __str__(self) -> str:
-        shown = ", ".join(f"{k}={_fmt(v)}" for k, v in self.params.items())
-        return (f"counterexample to {self.theorem} on {self.family}: {shown}\n"
+        return (f"counterexample to {self.theorem} on {self.family}: {params_text(self.params)}\n"
                 f"  bound = {self.bound:.10g}, truth = {self.truth.value:.10g} "
                 f"[{self.truth.lower:.10g}, {self.truth.upper:.10g}] ({self.truth.method.value})"
                 + (f", ratio bound/truth = {self.ratio:.4g}" if self.ratio is not None else "")
@@ -155,10 +154,6 @@ class Counterexample:
 
     def to_dict(self) -> dict:
         return {**self.result.to_dict(), "examples": self.examples, "checked": self.checked, "seconds": self.seconds}
-
-
-def _fmt(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else f"{v:.6g}"
 
 
 def _validate(max_examples: int, budget_s: float, min_checked: int | None) -> int:
