@@ -1,6 +1,7 @@
 """The falsifier: wrong bounds are broken with a shrunk counterexample, exact closed forms never are."""
 
 import importlib
+import math
 
 import pytest
 import sympy as sp
@@ -10,7 +11,7 @@ import verify
 from verify import ParameterError
 from verify.checker import check_point
 from verify.testing import assert_bound_holds, falsify, point_strategy, user_theorem
-from verify.testing.strategies import admissible
+from verify.testing.strategies import admissible, free_parameters
 
 # Exact closed forms written here from the algorithms' definitions (not imported from verify.truth).
 M = "(1 - eta*lam)"
@@ -184,3 +185,62 @@ def test_fix_on_every_parameter_of_every_family_is_accepted_or_one_clear_error(v
                 _check_pinned(fam, {p.name: sp.sympify(value)})
             except (ParameterError, AssumptionError):  # bad input: exit 2, one line
                 pass
+
+
+# ---- a bound's own variables (--symbol) and the family's quantity at other arguments (--bind R=renyi(...)) -------
+
+def _gaussian_eps(mu, delta):
+    """Tight eps(delta) of N(0,1) vs N(mu,1) by mpmath's root finder on Balle & Wang's delta(eps) (an independent
+    reference: verify solves it by its own Newton/bisection)."""
+    import mpmath
+
+    with mpmath.workdps(40):
+        mu, delta = mpmath.mpf(mu), mpmath.mpf(delta)
+        d = lambda e: mpmath.ncdf(mu / 2 - e / mu) - mpmath.exp(e) * mpmath.ncdf(-mu / 2 - e / mu) - delta  # noqa: E731
+        if d(0) <= 0:
+            return mpmath.mpf(0)
+        hi = mpmath.mpf(1)
+        while d(hi) > 0:
+            hi *= 2
+        return mpmath.findroot(d, (hi / 2 if d(hi / 2) > 0 else 0, hi), solver="anderson")
+
+
+def test_a_conversion_for_every_order_is_checked_with_a_declared_order_and_the_familys_renyi():
+    """Mironov's RDP-to-DP conversion eps <= R_a + log(1/delta)/(a - 1) holds for every a > 1 (declared with
+    --symbol, R bound to the family's renyi at alpha = a); halving the second term is found false, and at the
+    counterexample the bound (closed form a/(2 sigma^2) + ... at q = 1) lies below the independently solved truth."""
+    kwargs = dict(quantity="dp_epsilon", symbols=["a > 1"], bind={"R": "renyi(alpha=a)"}, defaults={"q": 1},
+                  max_examples=40)
+    assert falsify("R + log(1/delta)/(a - 1)", "sampled_gaussian", "upper", min_checked=20, **kwargs) is None
+    found = falsify("R + log(1/delta)/(2*a)", "sampled_gaussian", "upper", **kwargs)
+    assert found is not None and found.result.certificate is not None
+    a, sigma, delta = found.params["a"], found.params["sigma"], found.params["delta"]
+    assert a > 1
+    assert found.bound == pytest.approx(a / (2 * sigma**2) + math.log(1 / delta) / (2 * a), rel=1e-9)
+    assert found.bound < float(_gaussian_eps(1 / sigma, delta))
+
+
+@pytest.mark.parametrize(("symbols", "bind", "message"), [
+    (["sigma > 0"], {}, "declares no new symbol"),
+    (["a >"], {}, "not a name or a condition"),
+    (["a > 1"], {"R": "renyi(beta=a)"}, "'beta' is not a parameter"),
+    (["a > 1"], {"R": "renyi(a)"}, "by name"),
+])
+def test_malformed_declarations_and_quantity_binds_are_bad_input(symbols, bind, message):
+    with pytest.raises(ParameterError, match=message):
+        user_theorem("R + a" if bind else "a", "sampled_gaussian", "upper", quantity="dp_epsilon", symbols=symbols,
+                     bind=bind)
+
+
+def test_a_declared_symbol_is_drawn_inside_its_domain():
+    theorem = user_theorem("sigma*t", "sampled_gaussian", "upper", quantity="dp_epsilon", symbols=["(0 < t) & (t < 3)"])
+    assert "t" in free_parameters(theorem, theorem.applications[0])
+    seen = []
+
+    @settings(max_examples=30, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(point=point_strategy(theorem, theorem.applications[0]))
+    def draw(point):
+        seen.append(point["t"])
+
+    draw()
+    assert seen and all(0 < t < 3 for t in seen)

@@ -361,9 +361,9 @@ def _translate_node(e: sp.Expr) -> Compiled:
         return lambda env: _ball(lambda x, y: (x + 1).gamma() * (y + 1).rgamma() * (x - y + 1).rgamma())(
             *(p(env) for p in parts))
     raise ParameterError(f"cannot evaluate {f.__name__} ('{sp.sstr(e)}') with interval arithmetic; supported: "
-                         "+ - * /, powers, exp, log, sqrt, erf, erfc, erfinv, erfcinv, Abs, Max, Min, gamma, loggamma, factorial, "
-                         "binomial, harmonic, digamma, LambertW, sin, cos, tan, atan, sinh, cosh, tanh, asinh, "
-                         "floor, ceiling, pi, E")
+                         "+ - * /, powers, exp, log, sqrt, erf, erfc, erfinv, erfcinv, Abs, Max, Min, gamma, "
+                         "loggamma, factorial, binomial, harmonic, digamma, LambertW, sin, cos, tan, atan, sinh, "
+                         "cosh, tanh, asinh, floor, ceiling, pi, E")
 
 
 def _over_range(e: FiniteSum | RangeMin) -> Compiled:

@@ -243,7 +243,7 @@ def cmd_falsify(args: argparse.Namespace) -> int:
                              f"parameters: {', '.join(sorted(known))})")
     outcome = falsify_outcome(args.bound, args.family, args.side, args.assume, budget_s=args.budget, seed=args.seed,
                               quantity=args.quantity, bind=dict(args.bind), defaults=fixed,
-                              max_examples=args.max_examples, conventions=args.convention)
+                              max_examples=args.max_examples, conventions=args.convention, symbols=args.symbol)
     if args.json:
         _print_json(outcome.to_dict())
     require_checked(outcome, needed)
@@ -387,7 +387,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--assume", action="append", default=[], metavar="COND",
                    help="extra assumption restricting the search, e.g. 'eta < 1/lam' (repeatable)")
     p.add_argument("--bind", action="append", default=[], type=_assignment, metavar="NAME=EXPR",
-                   help="define a symbol of the bound in terms of the family's parameters (repeatable)")
+                   help="define a symbol of the bound in terms of the family's parameters, or as the family's "
+                        "quantity at other arguments, e.g. 'R=renyi(alpha=a)' (repeatable)")
+    p.add_argument("--symbol", action="append", default=[], metavar="DECL",
+                   help="declare a variable of the bound with its domain, drawn like a parameter: 'eps0 > 0' for a "
+                        "statement 'for every eps0 > 0' (repeatable)")
     p.add_argument("--quantity", help="which truth of the family (default: renyi, or its only quantity)")
     p.add_argument("--seed", type=_SEED, default=0)
     p.add_argument("--max-examples", type=_bounded(int, "--max-examples", 1), default=2000,

@@ -15,11 +15,10 @@ from __future__ import annotations
 import ast
 import builtins
 import math
+import statistics
 import time
 from collections.abc import Mapping
 from typing import Any
-
-import statistics
 
 import mpmath
 import sympy as sp

@@ -8,8 +8,10 @@ Hypothesis shrinks the point; a last pass rounds each value to few significant d
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import random
+import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,7 +49,7 @@ from verify.model import (
     Variant,
     check_declared_domain,
 )
-from verify.parsing import parse_expression
+from verify.parsing import ALLOWED_CONSTANTS, ALLOWED_FUNCTIONS, parse_expression
 from verify.results import PointResult, Verdict, params_text
 from verify.testing.strategies import free_parameters, point_strategy
 
@@ -341,12 +343,72 @@ def _round(theorem: Theorem, app: Application, point: dict[str, float], result: 
     return point, result
 
 
+_QUANTITY_CALL = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*$", re.S)
+
+
+def _declared(declarations: Sequence[str], known: Mapping[str, sp.Symbol]) -> dict[str, sp.Symbol]:
+    """The new symbols that `--symbol` declarations introduce ("eps0 > 0", "0 < t", or a bare name): each names at
+    least one symbol that is neither a family parameter nor a function or constant of the bound language."""
+    out: dict[str, sp.Symbol] = {}
+    for text in declarations:
+        try:
+            tree = ast.parse(str(text).strip(), mode="eval")
+        except SyntaxError:
+            raise ParameterError(f"--symbol '{text}': not a name or a condition such as 'eps0 > 0'") from None
+        called = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+        names = [n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and id(n) not in called
+                 and n.id not in ALLOWED_CONSTANTS]
+        new = [x for x in dict.fromkeys(names) if x not in known and x not in out]
+        if not new:
+            raise ParameterError(f"--symbol '{text}' declares no new symbol (its names are all parameters of the "
+                                 "family or already declared); restrict known symbols with --assume")
+        for x in new:
+            if not x.isidentifier() or x in ALLOWED_FUNCTIONS or x.startswith("_"):
+                raise ParameterError(f"--symbol '{text}': '{x}' cannot name a symbol")
+            out[x] = sp.Symbol(x, real=True)
+    return out
+
+
+def _is_condition(text: str) -> bool:
+    """A declaration with a comparison ("eps0 > 0", "(0 < t) & (t < 1)") rather than a bare name."""
+    tree = ast.parse(str(text).strip(), mode="eval")
+    return any(isinstance(n, (ast.Compare, ast.BoolOp))
+               or isinstance(n, ast.BinOp) and isinstance(n.op, (ast.BitAnd, ast.BitOr)) for n in ast.walk(tree))
+
+
+def _quantity_bind(text: str, fam, parse) -> FromFamily | None:
+    """`renyi(alpha=a)`: the family's own quantity at other arguments (keywords are its parameters, values
+    expressions), for `--bind NAME=...`; None where the text is not such a call."""
+    match = _QUANTITY_CALL.match(text)
+    if match is None or match.group(1) not in {q.value for q in fam.truths}:
+        return None
+    quantity = Quantity(match.group(1))
+    try:
+        call = ast.parse(f"f({match.group(2)})", mode="eval").body
+    except SyntaxError:
+        raise ParameterError(f"--bind {text}: write the arguments as {quantity.value}(name=expr, ...)") from None
+    if call.args:
+        raise ParameterError(f"--bind {text}: give {quantity.value}'s arguments by name, e.g. "
+                             f"{quantity.value}({fam.parameter_names(quantity)[0]}=...)")
+    allowed = set(fam.parameter_names(quantity))
+    at = {}
+    for kw in call.keywords:
+        if kw.arg not in allowed:
+            raise ParameterError(f"--bind {text}: '{kw.arg}' is not a parameter of {fam.name}'s {quantity.value} "
+                                 f"({', '.join(sorted(allowed))})")
+        at[kw.arg] = parse(ast.unparse(kw.value))
+    return FromFamily(quantity, at)
+
+
 def user_theorem(bound: sp.Expr | str, family: str, side: str = "upper", *, quantity: Quantity | str | None = None,
                  extra_assumptions: Sequence[sp.Basic | str] = (), bind: Mapping[str, sp.Expr | str] | None = None,
                  defaults: Mapping[str, sp.Expr | str] | None = None, name: str = "user.bound",
-                 conventions: Sequence[str] = ()) -> Theorem:
+                 conventions: Sequence[str] = (), symbols: Sequence[str] = ()) -> Theorem:
     """Wrap a user's bound as a catalog-like Theorem on `family` (strings are parsed safely); `conventions` name
-    verify.conventions entries that define symbols of the bound (e.g. L = S/2 under replace-one)."""
+    verify.conventions entries that define symbols of the bound (e.g. L = S/2 under replace-one). `symbols` declare
+    the bound's own variables with their domains ("eps0 > 0": a statement "for every eps0 > 0"), drawn by the
+    falsifier like parameters; a `bind` value such as "renyi(alpha=a)" is the family's quantity at other arguments
+    (enclosed in Arb like every truth)."""
     if not isinstance(side, str) or side not in SIDES:
         raise ParameterError(f"side must be one of {', '.join(SIDES)}, got '{side}'")
     fam = get_family(family)
@@ -369,9 +431,13 @@ def user_theorem(bound: sp.Expr | str, family: str, side: str = "upper", *, quan
     if quantity not in fam.truths:
         raise ParameterError(f"family {family} has no truth for '{quantity.value}'; it has "
                              f"{', '.join(q.value for q in fam.truths)}")
-    symbols = {p.name: p.symbol for p in fam.parameters}
+    table = {p.name: p.symbol for p in fam.parameters}
     extra = {**(bind or {}), **(defaults or {})}
-    symbols |= {k: sp.Symbol(k, real=True) for k in extra if k not in symbols}
+    table |= {k: sp.Symbol(k, real=True) for k in extra if k not in table}
+    symbols_text = list(symbols)
+    own = _declared(symbols_text, table)
+    table |= own
+    symbols = table
 
     def parse(x, condition=False):
         return parse_expression(x, symbols, condition=condition, what=str(x)) if isinstance(x, str) else sp.sympify(x)
@@ -379,7 +445,8 @@ def user_theorem(bound: sp.Expr | str, family: str, side: str = "upper", *, quan
     expr = parse(bound)
     if isinstance(expr, sp.Expr) and expr.has(sp.zoo, sp.nan):
         raise ParameterError(f"the bound {sp.sstr(expr)} is undefined everywhere (a division by zero)")
-    allowed = set(fam.parameter_names(quantity)) | set(extra)
+    bind = {k: (_quantity_bind(v, fam, parse) or v) if isinstance(v, str) else v for k, v in bind.items()}
+    allowed = set(fam.parameter_names(quantity)) | set(extra) | set(own)
     unknown = sorted({s.name for s in expr.free_symbols} - allowed)
     if unknown:
         raise ParameterError(f"bound uses {', '.join(unknown)}, which family {family} does not provide for "
@@ -393,8 +460,11 @@ def user_theorem(bound: sp.Expr | str, family: str, side: str = "upper", *, quan
             raise ParameterError(f"{k} = {sp.sstr(e)} is not a finite number anywhere (e.g. a log of 0)")
         if k in {s.name for s in e.free_symbols}:
             raise ParameterError(f"{k} = {sp.sstr(e)} defines {k} by itself")
+    declared = [c for c in symbols_text if _is_condition(c)]
     assumptions = tuple(Assumption(f"extra_{k}", parse(c, condition=True), str(c))
                         for k, c in enumerate(extra_assumptions))
+    assumptions += tuple(Assumption(f"symbol_{k}", parse(c, condition=True), f"declared: {c}")
+                         for k, c in enumerate(declared))
     app = Application(family, Verdict.HOLDS, {}, {k: parse(v) for k, v in (defaults or {}).items()},
                       {k: parse(v) if not isinstance(v, FromFamily) else v for k, v in (bind or {}).items()})
     return Theorem(name, f"user bound ({side})", Source("-", "user", "-"), Variant.DERIVED, SIDES[side],
@@ -419,12 +489,12 @@ def falsify_outcome(bound: sp.Expr | str, family: str, side: str = "upper",
                     extra_assumptions: Sequence[sp.Basic | str] = (), budget_s: float = 10.0, seed: int = 0, *,
                     quantity: Quantity | str | None = None, bind: Mapping[str, sp.Expr | str] | None = None,
                     defaults: Mapping[str, sp.Expr | str] | None = None, max_examples: int = 2000,
-                    conventions: Sequence[str] = ()) -> SearchOutcome:
+                    conventions: Sequence[str] = (), symbols: Sequence[str] = ()) -> SearchOutcome:
     """Search `family`'s parameter space for a point where `bound` is on the wrong side of the truth; the full
     record of the search (points tried, checked, excluded and why, the counterexample if any)."""
     _validate(max_examples, budget_s, None)
     theorem = user_theorem(bound, family, side, quantity=quantity, extra_assumptions=extra_assumptions, bind=bind,
-                           defaults=defaults, conventions=conventions)
+                           defaults=defaults, conventions=conventions, symbols=symbols)
     return search_outcome(theorem, theorem.applications[0], max_examples=max_examples, budget_s=budget_s, seed=seed)
 
 
@@ -432,17 +502,18 @@ def falsify(bound: sp.Expr | str, family: str, side: str = "upper", extra_assump
             budget_s: float = 10.0, seed: int = 0, *, quantity: Quantity | str | None = None,
             bind: Mapping[str, sp.Expr | str] | None = None, defaults: Mapping[str, sp.Expr | str] | None = None,
             max_examples: int = 2000, min_checked: int | None = None,
-            conventions: Sequence[str] = ()) -> Counterexample | None:
+            conventions: Sequence[str] = (), symbols: Sequence[str] = ()) -> Counterexample | None:
     """Search `family`'s parameter space for a point where `bound` is on the wrong side of the truth.
 
     Returns the shrunk, certified counterexample, or None when none was found among the points checked; raises
     NothingChecked (CLI exit 3) when fewer than `min_checked` points (default min(10, max_examples)) could be
     checked: contradictory assumptions, a bound undefined everywhere, a budget too small. `extra_assumptions`
-    restrict the search (SymPy conditions or strings).
+    restrict the search (SymPy conditions or strings); `symbols` declare the bound's own variables ("eps0 > 0").
     """
     needed = _validate(max_examples, budget_s, min_checked)
     outcome = falsify_outcome(bound, family, side, extra_assumptions, budget_s, seed, quantity=quantity, bind=bind,
-                              defaults=defaults, max_examples=max_examples, conventions=conventions)
+                              defaults=defaults, max_examples=max_examples, conventions=conventions,
+                              symbols=symbols)
     require_checked(outcome, needed)
     return outcome.counterexample
 

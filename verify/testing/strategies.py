@@ -85,8 +85,8 @@ def free_parameters(theorem: Theorem, app: Application) -> dict[str, sp.Symbol]:
     fam = get_family(app.family)
     names = set(fam.parameter_names(theorem.quantity))
     for target in app.bind.values():
-        if isinstance(target, FromFamily):
-            names |= set(fam.parameter_names(target.quantity))
+        if isinstance(target, FromFamily):  # the arguments it moves (`at`) are expressions, not drawn
+            names |= set(fam.parameter_names(target.quantity)) - set(target.at)
     symbols = {p.name: p.symbol for p in fam.parameters if p.name in names}
     # a theorem symbol named like a family parameter the quantity does not need (alpha of an RDP-to-DP conversion on
     # an eps(delta) truth) is the theorem's own: drawn from its assumptions
