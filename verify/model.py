@@ -451,6 +451,7 @@ class Application:
     companions: tuple[str, ...] = ()  # ids of catalog bounds on the same quantity to show at each point
     note: str = ""
     regimes: tuple[Mapping[str, tuple[float, ...]], ...] = ()
+    exhaustive: bool = False  # the grids hold every admissible point (e.g. a paper's table): no falsifier search
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "grid", _frozen(self.grid))

@@ -391,9 +391,10 @@ def _run_parallel(pool: Executor, jobs: list[tuple[Theorem, int]], groups: list[
 def falsify_application(theorem: Theorem, app: Application, result: ApplicationResult, examples: int,
                         seed: int) -> ApplicationResult:
     """Run the falsifier beside the grid: `examples` hypothesis points (a tenth of them, at least 10, on families
-    whose truths are expensive; none on families whose truths are estimates, where no point can be certified VIOLATED);
+    whose truths are expensive; none on families whose truths are estimates, where no point can be certified VIOLATED,
+    nor on an exhaustive application, whose grid is every admissible point);
     a counterexample joins the points (origin "falsifier") and the verdict."""
-    if examples <= 0 or get_family(app.family).estimated:  # an estimate never certifies a counterexample
+    if examples <= 0 or get_family(app.family).estimated or app.exhaustive:  # an estimate never certifies
         return result
     if get_family(app.family).expensive:
         examples = max(10, examples // 10)

@@ -129,7 +129,8 @@ SAMPLED_GAUSSIAN_COMPOSED = Family(
                 "multiplier sigma): DP-SGD's data-independent accounting; the tight eps(delta) of the composed pair.",
     parameters=(Parameter(q, q <= 1, "sampling rate, 0 < q <= 1"),
                 Parameter(sigma, sigma > 0, "noise multiplier (noise std / sensitivity)"),
-                Parameter(steps, sp.And(steps >= 1, steps <= 10_000), "number of steps T, 1..10^4", integer=True),
+                Parameter(steps, sp.And(steps >= 1, steps <= 10_000_000), "number of steps T, 1..10^7 (as verify "
+                          "account)", integer=True),
                 Parameter(delta, sp.And(delta > 0, delta < 1), "delta of (eps, delta)-DP",
                           quantities=(_DP, _DP_ADD, _DP_SIGNED)), _EPS),
     facts=frozenset({"add_remove", "poisson_subsampling"}),
