@@ -57,7 +57,7 @@ from verify.symbols import (
 )
 
 SEED = "003_1c2b40d10cb11eaa.txt"
-PAPER = "Chen & Liu 2024, Hidden State Differential Private Mini-Batch Block Coordinate Descent"
+PAPER = "Chen & Liu 2024, Hidden State Differential Private Mini-Batch Block Coordinate Descent (arXiv:2407.08233)"
 BLOCK, SHUFFLED = "mbcd_quadratic", "mbcd_quadratic_shuffled"
 COUPLED, COUPLED_SHUFFLED, LIFTED = "mbcd_coupled", "mbcd_coupled_shuffled", "lifted_layer"
 NMF_MC, NMF_ROW = "nmf_hfl_mc", "nmf_record_row"

@@ -50,7 +50,8 @@ from verify.symbols import (
 )
 
 SEED = "000_7992779d639a2c87.txt"
-PAPER = "Chourasia, Ye, Shokri 2021, Differential Privacy Dynamics of Langevin Diffusion and Noisy Gradient Descent"
+PAPER = ("Chourasia, Ye, Shokri 2021, Differential Privacy Dynamics of Langevin Diffusion and Noisy Gradient Descent "
+         "(NeurIPS 2021, arXiv:2102.05855)")
 FAMILY = "noisy_gd_quadratic"
 
 

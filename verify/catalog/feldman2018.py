@@ -41,7 +41,7 @@ from verify.symbols import (
 )
 
 SEED = "001_42e4c75025f5ccc0.txt"
-PAPER = "Feldman, Mironov, Talwar, Thakurta 2018, Privacy Amplification by Iteration"
+PAPER = "Feldman, Mironov, Talwar, Thakurta 2018, Privacy Amplification by Iteration (FOCS 2018, arXiv:1808.06651)"
 HOLDS, VIOLATED = Verdict.HOLDS, Verdict.VIOLATED
 
 

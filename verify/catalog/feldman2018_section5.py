@@ -14,7 +14,7 @@ from verify.results import Verdict
 from verify.symbols import K, L, R, d, delta, eps, m_pub, n, sigma, t, tasks
 
 SEED = "001_42e4c75025f5ccc0.txt"
-PAPER = "Feldman, Mironov, Talwar, Thakurta 2018, Privacy Amplification by Iteration"
+PAPER = "Feldman, Mironov, Talwar, Thakurta 2018, Privacy Amplification by Iteration (FOCS 2018, arXiv:1808.06651)"
 HOLDS, VIOLATED = Verdict.HOLDS, Verdict.VIOLATED
 _DP = Quantity.DP_EPSILON
 _REQUIRES = frozenset({"replace_one_fixed_index", "convex", "smooth", "bounded_domain"})

@@ -39,7 +39,8 @@ from verify.symbols import (
 )
 
 SEED = "004_31f1cfe4298ec7bd.txt"
-PAPER = "Thudi et al. 2024, Gradients Look Alike: Sensitivity is Often Overestimated in DP-SGD"
+PAPER = ("Thudi et al. 2024, Gradients Look Alike: Sensitivity is Often Overestimated in DP-SGD (USENIX Security 2024, "
+         "arXiv:2307.00310)")
 SUM, MEAN, TRIPLE = "dpsgd_sum_step", "dpsgd_mean_step", "gaussian_triple"
 
 
