@@ -1,8 +1,8 @@
 """Start-up as a user meets it (issue 22): fresh interpreters running `import verify`, `verify --help`,
 `verify --version`, `verify list`, and a pytest session of a tiny project that uses none of verify's fixtures, with
-and without verify's plugin. Targets (2-core machine, median wall time): import <= 0.3 s; --help, --version <= 0.5 s;
-the plugin adds <= 0.1 s to a session. `verify list` (target 0.5 s) is recorded, not asserted: it imports SymPy
-(~0.25 s on an idle machine) and builds the catalog's SymPy expressions (~0.4 s), ~0.8 s in all."""
+and without verify's plugin. Targets (2-core machine, median wall time): import <= 0.3 s; --help, --version and
+`verify list` <= 0.5 s (the list from the shipped listing, verify/catalog_index.py: ~0.15 s; building the catalog
+instead, SymPy and its expressions, took ~1.3 s); the plugin adds <= 0.1 s to a session."""
 
 from __future__ import annotations
 
@@ -44,7 +44,7 @@ COMMANDS = {
     "import verify": ([sys.executable, "-c", "import verify"], 0.3, True),
     "verify --help": ([VERIFY, "--help"], 0.5, True),
     "verify --version": ([VERIFY, "--version"], 0.5, True),
-    "verify list": ([VERIFY, "list"], 0.5, False),
+    "verify list": ([VERIFY, "list"], 0.5, True),
 }
 
 

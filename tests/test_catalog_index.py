@@ -1,0 +1,61 @@
+"""`verify list` from the shipped listing (verify/catalog_index.json) says exactly what the catalog says, for any
+selection, and is not used once the sources change (issue 22: `verify list` without SymPy)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import verify.catalog_index as index
+from verify.catalog import CATALOG, PAPERS, select
+from verify.cli import main
+
+
+def test_the_shipped_listing_matches_the_sources_and_the_catalog():
+    shipped = json.loads(index.INDEX.read_text())
+    assert shipped["digest"] == index.digest(), ("verify/catalog_index.json is out of date: run "
+                                                 "`python -m verify.catalog_index` and commit it")
+    assert shipped == index.build()
+
+
+SELECTORS = st.lists(st.sampled_from(sorted(CATALOG) + sorted(PAPERS) + ["chen2024.lemma_c3", "thudi2024.theorem3_6"]),
+                     max_size=3)
+
+
+@settings(max_examples=25, deadline=None, database=None)
+@given(selectors=SELECTORS)
+def test_a_selection_lists_what_the_catalog_selects(selectors):
+    """The fast path against the catalog's own `select` (the reference), for ids, paper keys and id prefixes."""
+    import io
+    from contextlib import redirect_stdout
+
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["list", *selectors]) == 0
+    expected = "\n".join(index.entry_text(t) for t in select(selectors)) + "\n"
+    assert out.getvalue() == expected
+
+
+def test_a_listing_that_does_not_match_the_sources_is_not_used(monkeypatch, capsys):
+    monkeypatch.setattr(index, "digest", lambda: "changed sources")
+    assert index.entries() is None
+    assert main(["list", "bu2020"]) == 0
+    assert capsys.readouterr().out == index.entry_text(CATALOG["bu2020.clt.delta"]) + "\n"
+
+
+def test_an_unknown_selector_is_bad_input_on_both_paths(monkeypatch, capsys):
+    assert main(["list", "nosuch"]) == 2
+    monkeypatch.setattr(index, "digest", lambda: "changed sources")
+    assert main(["list", "nosuch"]) == 2
+    assert capsys.readouterr().err.count("nothing in the catalog matches nosuch") == 2
+
+
+@pytest.mark.parametrize("path", ["fast", "slow"])
+def test_json_listing_is_the_full_summary(path, monkeypatch, capsys):
+    if path == "slow":
+        monkeypatch.setattr(index, "digest", lambda: "changed sources")
+    assert main(["list", "--json", "bu2020"]) == 0
+    assert [e["id"] for e in json.loads(capsys.readouterr().out)] == ["bu2020.clt.delta"]
