@@ -345,6 +345,16 @@ class ApplicationResult:
     errors: tuple[PointError, ...] = ()
     search: SearchSummary | None = None
 
+    def __repr__(self) -> str:
+        from verify.reporting.notebook import application_line
+
+        return application_line(self)
+
+    def _repr_html_(self) -> str:
+        from verify.reporting.notebook import application_html
+
+        return application_html(self)
+
     @property
     def status(self) -> str:
         """The verdict's name, or "ERROR" when some grid point failed with an error."""

@@ -290,6 +290,16 @@ class Family:
     expensive: bool = False  # truths cost ~0.1 s or more (grids, quadrature, sampling): search them sparingly
     estimated: bool = False  # Monte-Carlo truths: never certify a violation, so the run's falsifier skips them
 
+    def __repr__(self) -> str:
+        from verify.reporting.notebook import family_line
+
+        return family_line(self)
+
+    def _repr_html_(self) -> str:
+        from verify.reporting.notebook import family_html
+
+        return family_html(self)
+
     def parameter_names(self, quantity: Quantity = Quantity.RENYI) -> tuple[str, ...]:
         return self._names[quantity]
 
@@ -488,6 +498,21 @@ class Theorem:
     requires: frozenset[str]  # structural facts an instance family must have
     applications: tuple[Application, ...]
     note: str = ""
+
+    def __repr__(self) -> str:
+        from verify.reporting.notebook import theorem_line
+
+        return theorem_line(self)
+
+    def _repr_html_(self) -> str:
+        from verify.reporting.notebook import theorem_html
+
+        return theorem_html(self)
+
+    def _repr_latex_(self) -> str:
+        from verify.reporting.latex import statement_latex
+
+        return f"${statement_latex(self)}$"
 
     @cached_property
     def latex(self) -> str:

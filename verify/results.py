@@ -124,6 +124,11 @@ class PointCertificate:
     reason: str  # why the enclosures could not decide, if they could not
     seconds: float
 
+    def __repr__(self) -> str:
+        from verify.reporting.notebook import certificate_line
+
+        return certificate_line(self)
+
     @property
     def overturned(self) -> bool:
         """The enclosures disagree with a float-filter VIOLATED."""
@@ -153,6 +158,16 @@ class PointResult:
     origin: str = "grid"  # "grid" (the application's default grid) or "falsifier" (found by the search)
     certificate: PointCertificate | None = None  # the rigorous re-check, where the float filter was not enough
     vacuous: bool = False  # the bound is +inf (an upper bound) or -inf (a lower bound): true of any truth
+
+    def __repr__(self) -> str:
+        from verify.reporting.notebook import point_line
+
+        return point_line(self)
+
+    def _repr_html_(self) -> str:
+        from verify.reporting.notebook import point_html
+
+        return point_html(self)
 
     @property
     def lower(self) -> CompanionValue | None:

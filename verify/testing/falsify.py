@@ -103,6 +103,16 @@ class SearchOutcome:
     failure_reasons: Mapping[str, int] = field(default_factory=dict)  # why points failed or were capped, counted
     uncertified_reasons: Mapping[str, int] = field(default_factory=dict)  # why re-checks did not certify, counted
 
+    def __repr__(self) -> str:
+        from verify.reporting.notebook import outcome_line
+
+        return outcome_line(self)
+
+    def _repr_html_(self) -> str:
+        from verify.reporting.notebook import outcome_html
+
+        return outcome_html(self)
+
     def to_dict(self) -> dict:
         return {"theorem": self.theorem, "family": self.family, "seed": self.seed, "tried": self.tried,
                 "checked": self.checked, "excluded": dict(sorted(self.excluded.items())),
@@ -146,6 +156,16 @@ class Counterexample:
     truth = property(lambda self: self.result.truth)
     ratio = property(lambda self: self.result.ratio)
     margin = property(lambda self: self.result.margin)
+
+    def __repr__(self) -> str:
+        from verify.reporting.notebook import counterexample_line
+
+        return counterexample_line(self)
+
+    def _repr_html_(self) -> str:
+        from verify.reporting.notebook import counterexample_html
+
+        return counterexample_html(self)
 
     def __str__(self) -> str:
         return (f"counterexample to {self.theorem} on {self.family}: {params_text(self.params)}\n"
