@@ -255,3 +255,19 @@ def test_parser_rejects_attribute_access_and_builtins():
     for text in ["__import__('os')", "x.__class__", "open('f')", "globals()", "'a'", "x if x else 1", "[x]"]:
         with pytest.raises(ParameterError):
             parse_expression(text, syms)
+
+
+@pytest.mark.parametrize(("lhs", "rhs", "box", "assume", "status"), [
+    ("x**2", "x", {"x": (0, 1)}, None, "CERTIFIED"),
+    ("x**2", "x", {"x": (0, 2)}, None, "COUNTEREXAMPLE"),
+    ("x**2", "x", {"x": (0, 2)}, "x < 1", "CERTIFIED"),
+    ("exp(-eta*lam*K)", "1/(1 + eta*lam*K)", {"eta": (0.01, 1), "lam": (0.1, 1), "K": (1, 100)}, None, "CERTIFIED"),
+])
+def test_certify_takes_text_as_the_cli_does(lhs, rhs, box, assume, status):
+    """Strings are parsed like `verify certify --lhs/--rhs/--assume` (issue 25: the Python API rejected them), and
+    give the same answer as the SymPy objects (the reference: sympify of the same text)."""
+    from_text = certify(lhs, rhs, box, assumptions=assume, budget_s=20)
+    names = {n: sp.Symbol(n, real=True) for n in box}
+    objects = certify(sp.sympify(lhs, locals=names), sp.sympify(rhs, locals=names), box,
+                      assumptions=None if assume is None else sp.sympify(assume, locals=names), budget_s=20)
+    assert from_text.status == objects.status == status

@@ -43,7 +43,7 @@ from verify.model import PRECISION_DPS, evaluate
 from verify.parsing import ALLOWED_CONSTANTS, ALLOWED_FUNCTIONS, PARSER_NAMES, parse_expression
 from verify.recursion import RecursiveBound
 
-try:  # optional dependency: pip install dp-verify[certify]
+try:  # python-flint is a runtime dependency of verify
     from flint import arb, ctx
 except ImportError:  # pragma: no cover - exercised only without python-flint
     arb = ctx = None
@@ -59,7 +59,7 @@ Env = Mapping[str, Interval]
 
 def _need_flint() -> None:
     if arb is None:
-        raise ParameterError("interval certification needs python-flint: pip install 'dp-verify[certify]'")
+        raise ParameterError("interval certification needs python-flint: pip install python-flint")
 
 
 # ---- interval arithmetic on (lo, hi) pairs of Arb balls -------------------------------------------------------
@@ -816,7 +816,8 @@ def certify(lhs: Any, rhs: Any, box: BoxSpec, relation: str = "<=", *, assumptio
             split: str = "width", keep_undecided: int = 5, claim: str | None = None) -> Certificate:
     """Decide `lhs <relation> rhs` for every point of `box` where `assumptions` hold.
 
-    `box` maps every symbol of lhs, rhs and assumptions to (lo, hi) (floats, ints, or exact strings such as
+    `lhs`, `rhs` and `assumptions` are SymPy objects or text as the CLI takes it ("2*x**2", "eta*lam < 1"; parsed
+    safely, over the symbols `box` names). `box` maps every symbol of lhs, rhs and assumptions to (lo, hi) (floats, ints, or exact strings such as
     "1e-9" or "1/3"; a single number fixes the symbol). Symbols declared integer in SymPy (or named in
     `integers`) range over the integers of their interval. `min_width` is the relative width (per dimension, in
     log scale for intervals spanning orders of magnitude) below which a box is not bisected further; `max_boxes`
@@ -829,6 +830,13 @@ def certify(lhs: Any, rhs: Any, box: BoxSpec, relation: str = "<=", *, assumptio
     _need_flint()
     start = time.perf_counter()
     rel = _normalize_relation(relation)
+    if any(isinstance(x, str) for x in (lhs, rhs, assumptions)):  # text as the CLI takes it, parsed safely
+        known = _known_symbols()
+        syms = {name: known.get(name, sp.Symbol(name, real=True)) for name in box}
+        lhs, rhs = (parse_expression(x, syms, what=what) if isinstance(x, str) else x
+                    for x, what in ((lhs, "lhs"), (rhs, "rhs")))
+        if isinstance(assumptions, str):
+            assumptions = parse_expression(assumptions, syms, condition=True, what="assumptions")
     lhs_e, rhs_e = _as_expr(lhs, "lhs"), _as_expr(rhs, "rhs")
     cond = sp.true if assumptions is None else sp.sympify(assumptions)
     if isinstance(cond, bool):
