@@ -110,6 +110,7 @@ LSI_GRID = {"eta": (0.05, 0.5), "mu": (0.0, 0.5, 2.0), "b": (10,), "m": (3,), "s
             "o_last": (1e-3, 1e-2), "o_rate": (0.5, 1.0), "wd": (0.0, 4.0)}
 LIP_F_GRID = {"eta": (0.05, 0.5, 1.5), "mu": (0.0, 0.5, 1.0), "beta": (1.0, 10.0), "kappa_h": (0.5, 1.1, 20.0)}
 LIP_T_GRID = {"eta": (0.05, 0.5), "wd": (0.0, 1.0, 4.0)}
+EXAMPLES_GRID = {"eta": (0.05, 0.5), "wd": (0.0, 1.0)}  # Lemma 4.2's own examples: r = 0 and r = ||theta||^2/2
 COUPLED_MIX = {"alpha": (2, 10), "eta": (0.05,), "lam": (1.0,), "mu_c": (4.0, 8.0, 16.0), "S": (1.0,), "b": (10,),
                "m": (5,), "K": (20, 40, 60), "o": (1e-3,)}
 COUPLED_FIXED = {"alpha": (2.0, 10.0), "eta": (0.05,), "lam": (1.0,), "mu_c": (4.0, 8.0), "S": (1.0,), "b": (10,),
@@ -204,9 +205,11 @@ THEOREMS = (
         id="chen2024.lemma4_2.examples", title="'In all these three cases the Lipschitz constant is 1'",
         source=_src("Lemma 4.2, examples after it"), variant=Variant.PRINTED, direction=Direction.EXACT,
         quantity=Quantity.PROX_LIPSCHITZ, bound=sp.Integer(1), assumptions=(), requires=frozenset(),
-        applications=(_app(BLOCK, Verdict.VIOLATED, LIP_T_GRID),),
-        note="False for the weight decay r = (wd/2)||theta||^2: its prox theta/(1 + eta wd) has constant "
-             "1/(1 + eta wd) < 1 (true for r = 0 and for the l1 norm).",
+        applications=(_app(BLOCK, Verdict.VIOLATED, EXAMPLES_GRID,
+                           note="The paper's examples this family has: r = 0 (wd = 0) and r = ||theta||^2/2 "
+                                "(wd = 1); the l1 norm's prox is not in it."),),
+        note="False for the printed example r = ||theta||^2/2: its prox theta/(1 + eta) has constant 1/(1 + eta) < 1 "
+             "(true for r = 0 and for the l1 norm).",
     ),
     Theorem(
         id="chen2024.lemma4_2.weight_decay", title="The prox of r = ||theta||^2/2 as printed, eta/(1 + eta) theta",
@@ -388,21 +391,26 @@ THEOREMS = (
         applications=(_app(COUPLED, Verdict.VIOLATED, COUPLED_FIXED, bind=U_LIPSCHITZ),),
     ),
     Theorem(
-        id="chen2024.hfl", title="HFL split of NMF: max over the users' row blocks plus the shared block",
+        id="chen2024.hfl", title="HFL accounting rule (max over row blocks plus the shared block), on a two-block "
+                                 "quadratic standing in for NMF",
         source=_src("Appendix B.2.1", "eps_H = max_i eps_{X_i} + eps_Y"), variant=Variant.PRINTED,
         direction=Direction.UPPER, quantity=Quantity.RENYI, bound=Max(_U_BLOCK, 0) + _V_BLOCK,
         assumptions=(ORDER, SENSITIVITY), requires=frozenset({"coupled_blocks"}),
         applications=(_app(COUPLED_SHUFFLED, Verdict.VIOLATED, COUPLED_MIX, bind=U_LIPSCHITZ),),
-        note="u plays the differing user's row block X_i0 (the other rows' gradients do not see the record: eps 0), "
-             "v the shared block Y, whose gradient with X fixed does not see the record either (eps_Y = 0).",
+        note="Checked on a two-block coupled quadratic, not on NMF itself (chen2024.nmf.hfl is, on NMF's exact row "
+             "marginal): u plays the differing user's row block X_i0 (the other rows' gradients do not see the "
+             "record: eps 0), v the shared block Y, whose gradient with X fixed does not see the record either "
+             "(eps_Y = 0).",
     ),
     Theorem(
-        id="chen2024.vfl", title="VFL split of NMF: max over the parties' column blocks plus the shared block",
+        id="chen2024.vfl", title="VFL accounting rule (max over column blocks plus the shared block), on a "
+                                 "two-block quadratic standing in for NMF",
         source=_src("Appendix B.2.1", "eps_V = max_j eps_{Y_j} + eps_X"), variant=Variant.PRINTED,
         direction=Direction.UPPER, quantity=Quantity.RENYI, bound=Max(_U_BLOCK, 0) + _V_BLOCK,
         assumptions=(ORDER, SENSITIVITY), requires=frozenset({"coupled_blocks"}),
         applications=(_app(COUPLED_SHUFFLED, Verdict.VIOLATED, COUPLED_MIX, bind=U_LIPSCHITZ),),
-        note="u plays the block Y_j that sees the record, v the shared block X coupled to it.",
+        note="Checked on a two-block coupled quadratic, not on NMF itself: u plays the block Y_j that sees the "
+             "record, v the shared block X coupled to it.",
     ),
     # ---- Algorithm 3 (NMF) ----------------------------------------------------------------------------------------
     Theorem(
