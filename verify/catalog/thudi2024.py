@@ -62,6 +62,7 @@ CLASSICAL = sqrt(2 * log(sp.Rational(5, 4) / delta)) / sigma  # C_{delta,s} Delt
 THM36_GRID = {"alpha": (2, 8), "q": (0.1,), "s": (0.1, 0.3), "g_star": (0.2, -1.0), "n_a": (8,), "g_a": (0.2,),
               "n_b": (2,), "g_b": (-0.6,)}
 THM36_SUM_GRID = {**THM36_GRID, "s": (1.0, 3.0)}
+EXACT_AT_Q1 = {**THM36_GRID, "q": (1.0,)}  # full batches: the expectation over batches is the divergence itself
 THM36_BIND = {"R_batch": FromFamily(Quantity.EXPECTED_BATCH_RENYI)}
 # alpha = 2: the exceeded points are certified by the integer-order closed form (the compositions of alpha)
 IMPROVES_GRID, IMPROVES_SUM_GRID = {**THM36_GRID, "alpha": (2,)}, {**THM36_SUM_GRID, "alpha": (2,)}
@@ -188,8 +189,11 @@ THEOREMS = (
         id="thudi2024.theorem3_6", title="Per-step RDP of any update rule by the alpha-tuple sensitivity",
         source=_src("Theorem 3.6"), variant=Variant.PRINTED, direction=Direction.UPPER, quantity=Quantity.RENYI,
         bound=R_batch, assumptions=(ORDER, INTEGER_ORDER), requires=frozenset({"poisson_subsampling", "add_remove"}),
-        applications=(Application(MEAN, Verdict.HOLDS, THM36_GRID, bind=THM36_BIND),
-                      Application(SUM, Verdict.HOLDS, THM36_SUM_GRID, bind=THM36_BIND)),
+        applications=(Application(MEAN, Verdict.HOLDS, THM36_GRID, bind=THM36_BIND, regimes=(EXACT_AT_Q1,),
+                                  note="The regime q = 1 (every point in every batch) is where Theorem 3.6 is "
+                                       "exact: bound / truth = 1."),
+                      Application(SUM, Verdict.HOLDS, THM36_SUM_GRID, bind=THM36_BIND,
+                                  regimes=({**THM36_SUM_GRID, "q": (1.0,)},))),
         note="The alpha-tuple expectation in closed form: E_{B ~ X}[R_alpha(M(X') || N(U(B), s^2))] for each "
              "direction (convexity of R_alpha in its second argument, then a Gaussian integral; research 2), the "
              "larger of the two; computed exactly over the batch atoms, not by the paper's 20 x 20 sampling.",
