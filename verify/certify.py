@@ -817,15 +817,15 @@ def certify(lhs: Any, rhs: Any, box: BoxSpec, relation: str = "<=", *, assumptio
     """Decide `lhs <relation> rhs` for every point of `box` where `assumptions` hold.
 
     `lhs`, `rhs` and `assumptions` are SymPy objects or text as the CLI takes it ("2*x**2", "eta*lam < 1"; parsed
-    safely, over the symbols `box` names). `box` maps every symbol of lhs, rhs and assumptions to (lo, hi) (floats, ints, or exact strings such as
-    "1e-9" or "1/3"; a single number fixes the symbol). Symbols declared integer in SymPy (or named in
-    `integers`) range over the integers of their interval. `min_width` is the relative width (per dimension, in
-    log scale for intervals spanning orders of magnitude) below which a box is not bisected further; `max_boxes`
-    and `budget_s` cap the work. With `log_form` the logarithms of the two sides are compared (expanded), which
-    removes the dependency between products and powers; it needs both sides positive (where a logarithm's
-    argument is not certainly positive the box stays undecided). A CERTIFIED answer is rigorous (Arb interval
-    arithmetic at `prec` bits); a COUNTEREXAMPLE is a point where the relation certainly fails, with both sides
-    re-evaluated by mpmath at 50 digits; INCONCLUSIVE lists a few undecided boxes.
+    safely, over the symbols `box` names). `box` maps every symbol of lhs, rhs and assumptions to (lo, hi) (floats,
+    ints, or exact strings such as "1e-9" or "1/3"; a single number fixes the symbol). Symbols declared integer in
+    SymPy (or named in `integers`) range over the integers of their interval. `min_width` is the relative width (per
+    dimension, in log scale for intervals spanning orders of magnitude) below which a box is not bisected further;
+    `max_boxes` and `budget_s` cap the work. With `log_form` the logarithms of the two sides are compared
+    (expanded), which removes the dependency between products and powers; it needs both sides positive (where a
+    logarithm's argument is not certainly positive the box stays undecided). A CERTIFIED answer is rigorous (Arb
+    interval arithmetic at `prec` bits); a COUNTEREXAMPLE is a point where the relation certainly fails, with both
+    sides re-evaluated by mpmath at 50 digits; INCONCLUSIVE lists a few undecided boxes.
     """
     _need_flint()
     start = time.perf_counter()

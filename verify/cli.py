@@ -247,7 +247,8 @@ def cmd_falsify(args: argparse.Namespace) -> int:
                              f"parameters: {', '.join(sorted(known))})")
     outcome = falsify_outcome(args.bound, args.family, args.side, args.assume, budget_s=args.budget, seed=args.seed,
                               quantity=args.quantity, bind=dict(args.bind), defaults=fixed,
-                              max_examples=args.max_examples, conventions=args.convention, symbols=args.symbol)
+                              max_examples=args.max_examples, conventions=args.convention, symbols=args.symbol,
+                              integers=args.integer)
     if args.json:
         _print_json(outcome.to_dict())
     require_checked(outcome, needed)
@@ -396,6 +397,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--symbol", action="append", default=[], metavar="DECL",
                    help="declare a variable of the bound with its domain, drawn like a parameter: 'eps0 > 0' for a "
                         "statement 'for every eps0 > 0' (repeatable)")
+    p.add_argument("--integer", action="append", default=[], metavar="NAME",
+                   help="a parameter or declared symbol that takes integer values only, e.g. an integer order "
+                        "alpha; drawn as integers (repeatable)")
     p.add_argument("--quantity", help="which truth of the family (default: renyi, or its only quantity)")
     p.add_argument("--seed", type=_SEED, default=0)
     p.add_argument("--max-examples", type=_bounded(int, "--max-examples", 1), default=2000,

@@ -423,12 +423,14 @@ def _quantity_bind(text: str, fam, parse) -> FromFamily | None:
 def user_theorem(bound: sp.Expr | str, family: str, side: str = "upper", *, quantity: Quantity | str | None = None,
                  extra_assumptions: Sequence[sp.Basic | str] = (), bind: Mapping[str, sp.Expr | str] | None = None,
                  defaults: Mapping[str, sp.Expr | str] | None = None, name: str = "user.bound",
-                 conventions: Sequence[str] = (), symbols: Sequence[str] = ()) -> Theorem:
+                 conventions: Sequence[str] = (), symbols: Sequence[str] = (),
+                 integers: Sequence[str] = ()) -> Theorem:
     """Wrap a user's bound as a catalog-like Theorem on `family` (strings are parsed safely); `conventions` name
     verify.conventions entries that define symbols of the bound (e.g. L = S/2 under replace-one). `symbols` declare
     the bound's own variables with their domains ("eps0 > 0": a statement "for every eps0 > 0"), drawn by the
     falsifier like parameters; a `bind` value such as "renyi(alpha=a)" is the family's quantity at other arguments
-    (enclosed in Arb like every truth)."""
+    (enclosed in Arb like every truth). `integers` name parameters or declared symbols that take integer values only
+    (an integer Rényi order): the falsifier draws them as integers instead of rejecting the other draws."""
     if not isinstance(side, str) or side not in SIDES:
         raise ParameterError(f"side must be one of {', '.join(SIDES)}, got '{side}'")
     fam = get_family(family)
@@ -485,6 +487,11 @@ def user_theorem(bound: sp.Expr | str, family: str, side: str = "upper", *, quan
                         for k, c in enumerate(extra_assumptions))
     assumptions += tuple(Assumption(f"symbol_{k}", parse(c, condition=True), f"declared: {c}")
                          for k, c in enumerate(declared))
+    for name_ in integers:
+        if name_ not in symbols or name_ in extra and name_ not in own:
+            raise ParameterError(f"--integer {name_}: not a parameter of family {family} or a declared symbol")
+        x = symbols[name_]
+        assumptions += (Assumption(f"integer_{name_}", sp.Eq(x, sp.floor(x)), f"{name_} is an integer"),)
     app = Application(family, Verdict.HOLDS, {}, {k: parse(v) for k, v in (defaults or {}).items()},
                       {k: parse(v) if not isinstance(v, FromFamily) else v for k, v in (bind or {}).items()})
     return Theorem(name, f"user bound ({side})", Source("-", "user", "-"), Variant.DERIVED, SIDES[side],
@@ -509,12 +516,13 @@ def falsify_outcome(bound: sp.Expr | str, family: str, side: str = "upper",
                     extra_assumptions: Sequence[sp.Basic | str] = (), budget_s: float = 10.0, seed: int = 0, *,
                     quantity: Quantity | str | None = None, bind: Mapping[str, sp.Expr | str] | None = None,
                     defaults: Mapping[str, sp.Expr | str] | None = None, max_examples: int = 2000,
-                    conventions: Sequence[str] = (), symbols: Sequence[str] = ()) -> SearchOutcome:
+                    conventions: Sequence[str] = (), symbols: Sequence[str] = (),
+                    integers: Sequence[str] = ()) -> SearchOutcome:
     """Search `family`'s parameter space for a point where `bound` is on the wrong side of the truth; the full
     record of the search (points tried, checked, excluded and why, the counterexample if any)."""
     _validate(max_examples, budget_s, None)
     theorem = user_theorem(bound, family, side, quantity=quantity, extra_assumptions=extra_assumptions, bind=bind,
-                           defaults=defaults, conventions=conventions, symbols=symbols)
+                           defaults=defaults, conventions=conventions, symbols=symbols, integers=integers)
     return search_outcome(theorem, theorem.applications[0], max_examples=max_examples, budget_s=budget_s, seed=seed)
 
 
@@ -522,7 +530,8 @@ def falsify(bound: sp.Expr | str, family: str, side: str = "upper", extra_assump
             budget_s: float = 10.0, seed: int = 0, *, quantity: Quantity | str | None = None,
             bind: Mapping[str, sp.Expr | str] | None = None, defaults: Mapping[str, sp.Expr | str] | None = None,
             max_examples: int = 2000, min_checked: int | None = None,
-            conventions: Sequence[str] = (), symbols: Sequence[str] = ()) -> Counterexample | None:
+            conventions: Sequence[str] = (), symbols: Sequence[str] = (),
+            integers: Sequence[str] = ()) -> Counterexample | None:
     """Search `family`'s parameter space for a point where `bound` is on the wrong side of the truth.
 
     Returns the shrunk, certified counterexample, or None when none was found among the points checked; raises
@@ -533,7 +542,7 @@ def falsify(bound: sp.Expr | str, family: str, side: str = "upper", extra_assump
     needed = _validate(max_examples, budget_s, min_checked)
     outcome = falsify_outcome(bound, family, side, extra_assumptions, budget_s, seed, quantity=quantity, bind=bind,
                               defaults=defaults, max_examples=max_examples, conventions=conventions,
-                              symbols=symbols)
+                              symbols=symbols, integers=integers)
     require_checked(outcome, needed)
     return outcome.counterexample
 
