@@ -1,5 +1,5 @@
 """Start-up stays light (issue 22): `import verify`, `verify --help` / `--version` and the pytest plugin load neither
-SymPy nor SciPy nor the catalog; `verify list` loads no families. The timings are in benchmarks/test_bench_startup.py;
+SymPy nor SciPy nor the catalog, nor does `verify list` (from its shipped listing). The timings are in benchmarks/test_bench_startup.py;
 here only which modules a fresh interpreter loads, and that what the light modules copy matches the real thing."""
 
 from __future__ import annotations
@@ -39,9 +39,14 @@ def test_light_entry_points_load_nothing_heavy(code):
     assert not loaded & set(HEAVY), sorted(loaded & set(HEAVY))
 
 
-def test_list_loads_the_catalog_but_no_family():
-    loaded = _loaded_after("import io, contextlib\nfrom verify.cli import main\n"
-                           "with contextlib.redirect_stdout(io.StringIO()):\n    assert main(['list']) == 0")
+def test_list_loads_nothing_heavy_from_the_shipped_listing_and_no_family_without_it():
+    """From the shipped listing (verify/catalog_index.json) `verify list` needs neither SymPy nor the catalog; where
+    the listing does not match the sources it builds the catalog, still without a family."""
+    run_list = ("import io, contextlib\nfrom verify.cli import main\n"
+                "with contextlib.redirect_stdout(io.StringIO()):\n    assert main(['list']) == 0")
+    assert not _loaded_after(run_list) & set(HEAVY)
+    stale = "import verify.catalog_index as index\nindex.digest = lambda: 'changed'\n" + run_list
+    loaded = _loaded_after(stale)
     assert "verify.catalog" in loaded
     assert not loaded & {"scipy", "numpy", "hypothesis", "verify.families"}
 
