@@ -47,6 +47,8 @@ def _direct(step: TwoClusterStep, alpha: int) -> float:
             comps_d.append((w, update(batch)))
             comps_dp += [((1 - q) * w, update(batch)), (q * w, update(batch + [step.g_star]))]
 
+        comps_d, comps_dp = ([(w, m) for w, m in c if w != 0] for c in (comps_d, comps_dp))  # (1 - q)^k at q = 1
+
         def density(comps, x):
             return mpmath.fsum(w * mpmath.npdf(x, m, s) for w, m in comps)
 
