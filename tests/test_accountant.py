@@ -157,11 +157,11 @@ def test_calibrated_sigma_brackets_the_exact_gaussian_threshold(steps, target, d
     """q = 1: the smallest sigma with eps(delta) <= target is sqrt(T)/mu*, mu* the mu-GDP parameter whose eps(delta)
     is the target (mpmath): the calibration's excluded value lies below it and its certified value at or above."""
     c = accountant.calibrate("sigma", target, delta, q=1.0, steps=steps)
-    with mpmath.workdps(40):
+    with mpmath.workdps(40):  # eps(delta) <= target iff delta(target) <= delta, and delta(target) increases with mu
         lo, hi = mpmath.mpf("1e-6"), mpmath.mpf(100)
-        for _ in range(150):  # eps(delta) increases with mu
+        for _ in range(150):
             mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if _gaussian_epsilon(delta, mid) <= target else (lo, mid)
+            lo, hi = (mid, hi) if _gaussian_delta(target, mid) <= delta else (lo, mid)
         threshold = float(math.sqrt(steps) / lo)
     assert c.certificate.upper <= target and c.value >= threshold * (1 - 1e-9)
     assert c.excluded is not None and c.excluded < threshold * (1 + 1e-9)
