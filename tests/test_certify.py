@@ -17,10 +17,10 @@ from verify.certify import (  # noqa: E402 - after the importorskip
     arb_bounds,
     arb_eval,
     certify,
-    main_certify,
     parse_expression,
     run_claim,
 )
+from verify.cli import main  # noqa: E402 - after the importorskip
 from verify.errors import ParameterError  # noqa: E402
 from verify.symbols import K, alpha, eta  # noqa: E402
 
@@ -212,16 +212,16 @@ def test_crossing_with_composition_is_sharp():
 # ---- command line ----------------------------------------------------------------------------------------------
 
 def test_cli_exit_codes(capsys):
-    assert main_certify(["feldman2018.theorem35_proof_below_printed"]) == 0
+    assert main(["certify", "feldman2018.theorem35_proof_below_printed"]) == 0
     assert "CERTIFIED" in capsys.readouterr().out
-    assert main_certify(["chourasia2021.cor2_below_composition_below_threshold", "--json"]) == 1
+    assert main(["certify", "chourasia2021.cor2_below_composition_below_threshold", "--json"]) == 1
     data = json.loads(capsys.readouterr().out)
     assert data["status"] == COUNTEREXAMPLE and data["counterexample"]["K"] == 3
-    assert main_certify(["chourasia2021.cor2_below_cor1", "--max-boxes", "2"]) == 3
-    assert main_certify(["--lhs", "(K-1)*(K-2)", "--rhs", "0", "--relation", ">=", "--box", "K=1:10"]) == 0
-    assert main_certify(["--lhs", "sqrt(x)", "--rhs", "x", "--box", "x=0:4"]) == 1
-    assert main_certify(["--lhs", "x", "--rhs", "3/2", "--box", "x=0:2", "--assume", "(x**2 <= 1) & (x >= 0)"]) == 0
-    assert main_certify(["--list"]) == 0
+    assert main(["certify", "chourasia2021.cor2_below_cor1", "--max-boxes", "2"]) == 3
+    assert main(["certify", "--lhs", "(K-1)*(K-2)", "--rhs", "0", "--relation", ">=", "--box", "K=1:10"]) == 0
+    assert main(["certify", "--lhs", "sqrt(x)", "--rhs", "x", "--box", "x=0:4"]) == 1
+    assert main(["certify", "--lhs", "x", "--rhs", "3/2", "--box", "x=0:2", "--assume", "(x**2 <= 1) & (x >= 0)"]) == 0
+    assert main(["certify", "--list"]) == 0
     out = capsys.readouterr().out
     assert all(claim_id in out for claim_id in CLAIMS)
 
@@ -244,7 +244,7 @@ def test_cli_exit_codes(capsys):
     (["--bogus"], "unrecognized"),
 ])
 def test_cli_bad_input_exits_2_with_a_message(argv, message, capsys):
-    assert main_certify(argv) == 2
+    assert main(["certify", *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
 

@@ -1,6 +1,7 @@
 """Start-up stays light (issue 22): `import verify`, `verify --help` / `--version` and the pytest plugin load neither
-SymPy nor SciPy nor the catalog, nor does `verify list` (from its shipped listing). The timings are in benchmarks/test_bench_startup.py;
-here only which modules a fresh interpreter loads, and that what the light modules copy matches the real thing."""
+SymPy nor SciPy nor the catalog, nor does `verify list` (from its shipped listing). The timings are in
+benchmarks/test_bench_startup.py; here only which modules a fresh interpreter loads, and that what the light modules
+copy matches the real thing."""
 
 from __future__ import annotations
 

@@ -20,12 +20,9 @@ but bisected at integers, and a point tried as a counterexample has integer coor
 
 from __future__ import annotations
 
-import argparse
 import heapq
-import json
 import keyword
 import math
-import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -38,7 +35,7 @@ import sympy as sp
 
 from verify import symbols as _symbols
 from verify.bounds import FiniteSum, RangeMin, integer_range
-from verify.errors import ParameterError, UnknownIdError, VerifyError
+from verify.errors import ParameterError, UnknownIdError
 from verify.model import PRECISION_DPS, evaluate
 from verify.parsing import ALLOWED_CONSTANTS, ALLOWED_FUNCTIONS, PARSER_NAMES, parse_expression
 from verify.recursion import RecursiveBound
@@ -1285,91 +1282,3 @@ def parse_box(entries: Sequence[str]) -> dict[str, tuple[str, str]]:
             raise ParameterError(f"--box: {name} given twice")
         box[name] = (lo, hi)
     return box
-
-
-class _ArgError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise _ArgError(message)
-
-
-def _build_parser() -> _Parser:
-    p = _Parser(prog="verify certify", description="Certify an inequality between symbolic bounds over a box "
-                "(interval branch and bound with Arb). Exit 0 certified, 1 counterexample, 3 inconclusive, "
-                "2 bad input.")
-    p.add_argument("claim", nargs="?", help="id of a named claim (see --list)")
-    p.add_argument("--list", action="store_true", help="list the named claims")
-    p.add_argument("--lhs", help="left-hand side expression")
-    p.add_argument("--rhs", help="right-hand side expression")
-    p.add_argument("--box", action="append", default=[], metavar="NAME=LO:HI", help="interval of a symbol")
-    p.add_argument("--relation", default="<=", help="<=, <, >= or > (default <=)")
-    p.add_argument("--assume", help="condition restricting the box, e.g. '(eta*lam < 1) & (K >= 10)'")
-    p.add_argument("--json", action="store_true", help="print the certificate as JSON")
-    p.add_argument("--max-boxes", type=int, default=200_000)
-    p.add_argument("--budget", type=float, default=60.0, help="seconds (default 60)")
-    p.add_argument("--min-width", type=float, default=1e-10)
-    p.add_argument("--prec", type=int, default=DEFAULT_PREC, help="bits (default 128)")
-    return p
-
-
-_EXIT = {CERTIFIED: 0, COUNTEREXAMPLE: 1, INCONCLUSIVE: 3}
-
-
-def _one_line(err: Exception) -> str:
-    """The message on one line, printable on any UTF-8 stream (undecodable argument bytes as \\udcXX escapes)."""
-    return " ".join(str(err).split()).encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def main_certify(argv: list[str]) -> int:
-    """`verify certify CLAIM_ID [--json]`, `verify certify --lhs .. --rhs .. --box n=lo:hi ..`, `--list`."""
-    parser = _build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except _ArgError as err:
-        print(f"error: verify certify: {_one_line(err)}", file=sys.stderr)
-        return 2
-    except SystemExit as exc:  # --help
-        return int(exc.code or 0) if not isinstance(exc.code, str) else 2
-    if args.list:
-        for c in CLAIMS.values():
-            print(f"{c.id}  (expected {c.expected})\n  {c.description}\n  {sp.sstr(c.lhs)} {c.relation} "
-                  f"{sp.sstr(c.rhs)}" + (f"\n  assuming {sp.sstr(c.assumptions)}" if c.assumptions is not None
-                                         else "") + "\n")
-        return 0
-    try:
-        for option, value in (("--budget", args.budget), ("--min-width", args.min_width)):
-            if not (math.isfinite(value) and value > 0):  # nan and inf included: a budget is a finite time
-                raise ParameterError(f"{option} must be a finite number > 0, got {value!r}")
-        if args.max_boxes <= 0 or not 16 <= args.prec <= 4096:
-            raise ParameterError(f"--max-boxes must be > 0 (got {args.max_boxes}) and 16 <= --prec <= 4096 "
-                                 f"(got {args.prec})")
-        limits = {"max_boxes": args.max_boxes, "budget_s": args.budget, "min_width": args.min_width,
-                  "prec": args.prec}
-        if args.claim:
-            if args.lhs or args.rhs or args.box or args.assume:
-                raise ParameterError("give either a claim id or --lhs/--rhs/--box, not both")
-            cert = run_claim(args.claim, **limits)
-        else:
-            if not (args.lhs and args.rhs):
-                raise ParameterError("give a claim id (see --list) or --lhs, --rhs and --box")
-            box = parse_box(args.box)
-            known = _known_symbols()
-            syms = {name: known.get(name, sp.Symbol(name, real=True)) for name in box}
-            lhs = parse_expression(args.lhs, syms, what="--lhs")
-            rhs = parse_expression(args.rhs, syms, what="--rhs")
-            cond = parse_expression(args.assume, syms, condition=True, what="--assume") if args.assume else None
-            cert = certify(lhs, rhs, box, _normalize_relation(args.relation), assumptions=cond, **limits)
-    except (VerifyError, ValueError) as err:
-        print(f"error: verify certify: {_one_line(err)}", file=sys.stderr)
-        return getattr(err, "exit_code", 2)
-    from verify.runner import json_safe  # the results files' strict-JSON convention (runner imports the catalog)
-
-    print(json.dumps(json_safe(cert.to_dict()), indent=2, allow_nan=False) if args.json else cert.summary())
-    return _EXIT[cert.status]
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main_certify(sys.argv[1:]))

@@ -121,6 +121,63 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_certify(args: argparse.Namespace) -> int:
+    """`verify certify CLAIM_ID`, `verify certify --lhs .. --rhs .. --box n=lo:hi ..`, `verify certify --list`."""
+    import sympy as sp
+
+    from verify.certify import (
+        CERTIFIED,
+        CLAIMS,
+        COUNTEREXAMPLE,
+        INCONCLUSIVE,
+        _known_symbols,
+        _normalize_relation,
+        certify,
+        parse_box,
+        run_claim,
+    )
+    from verify.parsing import parse_expression
+
+    if args.list:
+        for c in CLAIMS.values():
+            print(f"{c.id}  (expected {c.expected})\n  {c.description}\n  {sp.sstr(c.lhs)} {c.relation} "
+                  f"{sp.sstr(c.rhs)}" + (f"\n  assuming {sp.sstr(c.assumptions)}" if c.assumptions is not None
+                                         else "") + "\n")
+        return 0
+    for option, value in (("--budget", args.budget), ("--min-width", args.min_width)):
+        if not (math.isfinite(value) and value > 0):  # nan and inf included: a budget is a finite time
+            raise ParameterError(f"{option} must be a finite number > 0, got {value!r}")
+    if args.max_boxes <= 0 or not 16 <= args.prec <= 4096:
+        raise ParameterError(f"--max-boxes must be > 0 (got {args.max_boxes}) and 16 <= --prec <= 4096 "
+                             f"(got {args.prec})")
+    limits = {"max_boxes": args.max_boxes, "budget_s": args.budget, "min_width": args.min_width, "prec": args.prec}
+    try:
+        if args.claim:
+            if args.lhs or args.rhs or args.box or args.assume:
+                raise ParameterError("give either a claim id or --lhs/--rhs/--box, not both")
+            cert = run_claim(args.claim, **limits)
+        else:
+            if not (args.lhs and args.rhs):
+                raise ParameterError("give a claim id (see --list) or --lhs, --rhs and --box")
+            box = parse_box(args.box)
+            known = _known_symbols()
+            syms = {name: known.get(name, sp.Symbol(name, real=True)) for name in box}
+            lhs = parse_expression(args.lhs, syms, what="--lhs")
+            rhs = parse_expression(args.rhs, syms, what="--rhs")
+            cond = parse_expression(args.assume, syms, condition=True, what="--assume") if args.assume else None
+            cert = certify(lhs, rhs, box, _normalize_relation(args.relation), assumptions=cond, **limits)
+    except ValueError as err:  # a malformed number in the options: bad input, not a bug
+        raise ParameterError(str(err)) from None
+    if args.json:
+        from verify.runner import json_safe  # the results files' strict-JSON convention
+
+        print(json.dumps(json_safe(cert.to_dict()), indent=2, allow_nan=False))
+    else:
+        print(cert.summary())
+    return {CERTIFIED: exitcodes.OK, COUNTEREXAMPLE: exitcodes.UNEXPECTED, INCONCLUSIVE: exitcodes.INCONCLUSIVE}[
+        cert.status]
+
+
 _VERDICT_EXIT = {Verdict.HOLDS: exitcodes.OK, Verdict.VIOLATED: exitcodes.UNEXPECTED,
                  Verdict.INCONCLUSIVE: exitcodes.INCONCLUSIVE}
 
@@ -442,9 +499,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(fn=cmd_account)
 
     p = sub.add_parser("certify", help="certify a bound-vs-bound claim over a box (python-flint interval "
-                                       "branch-and-bound); `verify certify --help` for its options",
-                       add_help=False)
-    p.set_defaults(fn=None)  # dispatched in main(): its options belong to verify.certify
+                                       "branch-and-bound)",
+                       description="Certify an inequality between symbolic bounds over a box (interval branch and "
+                                   "bound with Arb). Exit 0 certified, 1 counterexample, 3 inconclusive, 2 bad input.")
+    p.add_argument("claim", nargs="?", help="id of a named claim (see --list)")
+    p.add_argument("--list", action="store_true", help="list the named claims")
+    p.add_argument("--lhs", help="left-hand side expression")
+    p.add_argument("--rhs", help="right-hand side expression")
+    p.add_argument("--box", action="append", default=[], metavar="NAME=LO:HI", help="interval of a symbol "
+                   "(repeatable; a single number fixes it)")
+    p.add_argument("--relation", default="<=", help="<=, <, >= or > (default <=)")
+    p.add_argument("--assume", help="condition restricting the box, e.g. '(eta*lam < 1) & (K >= 10)'")
+    p.add_argument("--json", action="store_true", help="print the certificate as JSON")
+    p.add_argument("--max-boxes", type=int, default=200_000, help="boxes examined at most (default 200000)")
+    p.add_argument("--budget", type=float, default=60.0, help="seconds (default 60)")
+    p.add_argument("--min-width", type=float, default=1e-10, help="relative box width not bisected further "
+                   "(default 1e-10)")
+    p.add_argument("--prec", type=int, default=128, help="Arb working precision in bits (default 128)")
+    p.set_defaults(fn=cmd_certify)
 
     p = sub.add_parser("conventions", help="list the named conventions (--convention of falsify)")
     p.set_defaults(fn=cmd_conventions)
@@ -550,10 +622,6 @@ def _check_environment() -> None:
 
 def _dispatch(argv: list[str]) -> int:
     _check_environment()
-    if argv[:1] == ["certify"]:
-        from verify.certify import main_certify
-
-        return main_certify(argv[1:])
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as stop:  # --help: argparse printed the help
