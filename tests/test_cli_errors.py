@@ -102,3 +102,19 @@ def test_certify_never_certifies_where_a_side_is_not_real(capsys):
 def test_bad_api_input_raises_a_verify_error(call):
     with pytest.raises(VerifyError):
         call()
+
+
+@pytest.mark.parametrize(("argv", "hint"), [
+    (["list", "chen2024.theorm4_6"], "did you mean 'chen2024.theorem4_6'"),
+    (["list", "chourasia"], "did you mean 'chourasia2021'"),
+    (["run", "--only", "feldman2018.theorem2"], "did you mean 'feldman2018.theorem"),
+    (["falsify", "--family", "sampled_gausian", "1"], "did you mean 'sampled_gaussian'"),
+    (["falsify", "--family", "sampled_gaussian", "alpha/sigm**2"], "did you mean 'sigma'"),
+    (["falsify", "--family", "sampled_gaussian", "--fix", "sigm=1", "alpha"], "did you mean 'sigma'"),
+    (["check", "chen2024.theorem4_6", "--family", "mbcd_quadratic_shuffled", "--param", "kappa_hh=1"],
+     "did you mean 'kappa_h'"),
+])
+def test_a_misspelt_name_gets_the_closest_known_names(argv, hint, capsys):
+    """difflib's close matches among the names verify knows (ids, paper keys, families, parameters, symbols)."""
+    assert main(argv) == 2
+    assert hint in capsys.readouterr().err

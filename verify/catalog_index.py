@@ -31,6 +31,14 @@ def digest() -> str:
     return h.hexdigest()
 
 
+def no_match(selectors, known) -> str:
+    """The message for selectors that match no catalog entry, with the closest ids or paper keys."""
+    from verify.errors import did_you_mean
+
+    hints = "".join(did_you_mean(s, known) for s in selectors)
+    return f"nothing in the catalog matches {', '.join(selectors)}{hints}; see `verify list`"
+
+
 def entries() -> list[dict] | None:
     """[{"id", "text"}] in catalog order, or None where the shipped listing does not match the installed sources."""
     try:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import mpmath
 
-from verify.errors import AssumptionError, ParameterError, UndefinedBoundError
+from verify.errors import AssumptionError, ParameterError, UndefinedBoundError, did_you_mean
 from verify.families import family as get_family
 from verify.limits import deadline, truth_deadline
 from verify.memo import remembered, truth_of
@@ -103,7 +103,8 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
     family_names = {p.name for p in fam.parameters}
     unknown = sorted(set(params) - family_names - theorem_names)
     if unknown:
-        raise ParameterError(f"{theorem.id}: unknown parameter(s) {', '.join(unknown)}; family {fam.name} has "
+        hints = "".join(did_you_mean(u, family_names | theorem_names) for u in unknown)
+        raise ParameterError(f"{theorem.id}: unknown parameter(s) {', '.join(unknown)}{hints}; family {fam.name} has "
                              f"{', '.join(p.name for p in fam.parameters)}")
     values: dict[str, float] = {}
     for k, v in params.items():

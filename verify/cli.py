@@ -17,7 +17,7 @@ from pathlib import Path
 
 from verify import exitcodes
 from verify._version import __version__
-from verify.errors import ParameterError, UnknownIdError, VerifyError
+from verify.errors import ParameterError, UnknownIdError, VerifyError, did_you_mean
 from verify.executors import EXECUTORS, check_scheduler
 from verify.results import Verdict, params_text
 
@@ -99,14 +99,15 @@ def _fmt(x: float | None) -> str:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from verify.catalog_index import entries, entry_text
+    from verify.catalog_index import entries, entry_text, no_match
 
     listed = None if args.json else entries()
     if listed is not None:  # the shipped listing matches these sources: no SymPy, no catalog build
         chosen = [e for e in listed if not args.only or any(e["id"] == s or e["id"].startswith(s + ".")
                                                             for s in args.only)]
         if not chosen:
-            raise UnknownIdError(f"nothing in the catalog matches {', '.join(args.only)}")
+            known = [e["id"] for e in listed] + sorted({e["id"].split(".")[0] for e in listed})
+            raise UnknownIdError(no_match(args.only, known))
         print("\n".join(e["text"] for e in chosen))
         return 0
     from verify.catalog import select
@@ -300,8 +301,9 @@ def cmd_falsify(args: argparse.Namespace) -> int:
     known = {p.name for p in family(args.family).parameters}
     unknown = sorted(set(fixed) - known)
     if unknown:
-        raise ParameterError(f"--fix pins a parameter of family {args.family}; {', '.join(unknown)} is not one (its "
-                             f"parameters: {', '.join(sorted(known))})")
+        hints = "".join(did_you_mean(u, known) for u in unknown)
+        raise ParameterError(f"--fix pins a parameter of family {args.family}; {', '.join(unknown)} is not "
+                             f"one{hints} (its parameters: {', '.join(sorted(known))})")
     outcome = falsify_outcome(args.bound, args.family, args.side, args.assume, budget_s=args.budget, seed=args.seed,
                               quantity=args.quantity, bind=dict(args.bind), defaults=fixed,
                               max_examples=args.max_examples, conventions=args.convention, symbols=args.symbol,

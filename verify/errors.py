@@ -3,8 +3,9 @@ or limit. Every error verify raises on purpose derives from `VerifyError`; `exit
 
 from __future__ import annotations
 
+import difflib
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 
 class VerifyError(Exception):
@@ -36,6 +37,12 @@ def check_renyi_order(alpha: float) -> None:
     """A ParameterError unless the Rényi order alpha is a finite number > 1."""
     if math.isnan(alpha) or not 1 < alpha < math.inf:
         raise ParameterError(f"Rényi order alpha must be a finite number > 1, got {alpha}")
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """' (did you mean X?)' for the closest known names (difflib's ratio >= 0.6), or '' where none is close."""
+    close = difflib.get_close_matches(str(name), list(known), n=3)
+    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
 
 
 class UnknownIdError(VerifyError, KeyError):

@@ -18,7 +18,7 @@ import mpmath
 import sympy as sp
 
 from verify.bounds import HELPERS
-from verify.errors import AssumptionError, ParameterError
+from verify.errors import AssumptionError, ParameterError, did_you_mean
 from verify.results import Truth, Verdict
 
 PRECISION_DPS = 50  # digits used to evaluate bounds and assumptions
@@ -318,7 +318,8 @@ class Family:
         known = {p.name for p in self.parameters}
         unknown = sorted(set(params) - known)
         if unknown:
-            raise ParameterError(f"family {self.name}: unknown parameter(s) {', '.join(unknown)}; "
+            hints = "".join(did_you_mean(u, known) for u in unknown)
+            raise ParameterError(f"family {self.name}: unknown parameter(s) {', '.join(unknown)}{hints}; "
                                  f"its parameters are {', '.join(p.name for p in self.parameters)}")
         out: dict[str, float] = {}
         for p in self.parameters:
@@ -347,7 +348,8 @@ class Family:
         try:
             quantity = Quantity(quantity)
         except ValueError:
-            raise ParameterError(f"family {self.name}: unknown quantity {quantity!r}; it has "
+            raise ParameterError(f"family {self.name}: unknown quantity {quantity!r}"
+                                 f"{did_you_mean(quantity, [q.value for q in self.truths])}; it has "
                                  f"{', '.join(q.value for q in self.truths)}") from None
         return self.truth_validated(quantity, self.validate(quantity, params))
 

@@ -24,7 +24,7 @@ import mpmath
 import sympy as sp
 
 from verify.bounds import FiniteSum, RangeMin, index_symbol
-from verify.errors import DeadlineExceeded, ParameterError
+from verify.errors import DeadlineExceeded, ParameterError, did_you_mean
 from verify.limits import deadline
 
 ALLOWED_FUNCTIONS: dict[str, Any] = {
@@ -275,7 +275,7 @@ def _check_ast(node: ast.AST, names: set[str], condition: bool, what: str) -> No
     if isinstance(node, ast.Name):
         if node.id not in names:
             known = sorted(n for n in names if n not in ALLOWED_FUNCTIONS and n not in ALLOWED_CONSTANTS)
-            fail(f"unknown symbol '{node.id}'; allowed: {', '.join(known)} (functions: "
+            fail(f"unknown symbol '{node.id}'{did_you_mean(node.id, names)}; allowed: {', '.join(known)} (functions: "
                  f"{', '.join(sorted(ALLOWED_FUNCTIONS))}; constants: pi, E)")
         return None
     if isinstance(node, ast.UnaryOp):

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from verify.catalog import bu2020, chen2024, chourasia2021, feldman2018, thudi2024, wang2021
-from verify.errors import UnknownIdError
+from verify.catalog_index import no_match
+from verify.errors import UnknownIdError, did_you_mean
 from verify.model import Application, Theorem
 
 PAPERS = {"chen2024": chen2024, "chourasia2021": chourasia2021, "feldman2018": feldman2018, "wang2021": wang2021,
@@ -17,7 +18,8 @@ def theorem(theorem_id: str) -> Theorem:
     try:
         return CATALOG[theorem_id]
     except KeyError:
-        raise UnknownIdError(f"no theorem '{theorem_id}'; see `verify list`") from None
+        hint = did_you_mean(theorem_id, CATALOG)
+        raise UnknownIdError(f"no theorem '{theorem_id}'{hint}; see `verify list`") from None
 
 
 def select(selectors: list[str] | tuple[str, ...] = ()) -> list[Theorem]:
@@ -26,7 +28,7 @@ def select(selectors: list[str] | tuple[str, ...] = ()) -> list[Theorem]:
         return list(CATALOG.values())
     chosen = [t for t in CATALOG.values() if any(t.id == s or t.id.startswith(s + ".") for s in selectors)]
     if not chosen:
-        raise UnknownIdError(f"nothing in the catalog matches {', '.join(selectors)}")
+        raise UnknownIdError(no_match(selectors, [*CATALOG, *PAPERS]))
     return chosen
 
 

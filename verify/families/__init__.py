@@ -22,7 +22,7 @@ from types import ModuleType
 
 import sympy as sp
 
-from verify.errors import PluginError, UnknownIdError
+from verify.errors import PluginError, UnknownIdError, did_you_mean
 from verify.families._exact import exact as closed_form
 from verify.families.dpsgd import FAMILIES as DPSGD_FAMILIES
 from verify.families.grid import NOISY_GD_LOGISTIC_1D, NOISY_GD_PROJECTED_1D, PNSGD_PROJECTED_1D
@@ -72,7 +72,8 @@ def family(name: str) -> Family:
     try:
         return FAMILIES[name]
     except KeyError:
-        raise UnknownIdError(f"no family '{name}'; known: {', '.join(sorted(FAMILIES))} (a family of your own: "
+        raise UnknownIdError(f"no family '{name}'{did_you_mean(name, FAMILIES)}; known: {', '.join(sorted(FAMILIES))} "
+                             "(a family of your own: "
                              "--plugin MODULE)") from None
 
 
