@@ -30,10 +30,7 @@ def test_same_seed_same_results_and_plots(tmp_path):
     assert plots and plots == sorted(p.name for p in (b / "plots").iterdir())
     for name in plots:
         assert (a / "plots" / name).read_bytes() == (b / "plots" / name).read_bytes(), name
-    md_a = (a / "report.md").read_text().splitlines()
-    md_b = (b / "report.md").read_text().splitlines()
-    differing = [x for x, y in zip(md_a, md_b, strict=True) if x != y]
-    assert all("started" in line or line.endswith(" s.") for line in differing), differing  # timings only
+    assert (a / "report.md").read_text() == (b / "report.md").read_text()  # no run id, clock or wall time: diffable
 
 
 def test_parallel_and_serial_runs_agree():

@@ -55,7 +55,7 @@ def _section(r: Mapping) -> list[str]:
         out.append("Bound to the instance: " + "; ".join(f"{k} = `{v}`" for k, v in app["bind"].items()))
     counts = ", ".join(f"{n} {k}" for k, n in r["counts"].items() if n)
     out += ["", f"**Result**: {r['n_points']} points checked ({counts or 'none'}), {r['n_skipped']} skipped, "
-                f"{r['n_errors']} errors; bound/truth {r['tightness']}; {fmt(r['seconds'], 3)} s."]
+                f"{r['n_errors']} errors; bound/truth {r['tightness']}."]
     if r["falsifier_text"]:
         out += ["", f"**Falsifier**: {r['falsifier_text']}."]
     if r["counterexample_rows"]:
@@ -78,11 +78,10 @@ def _section(r: Mapping) -> list[str]:
 
 def render_markdown(view: Mapping) -> str:
     """report.md from `verify.reporting.view.build_view`'s output."""
-    run, timing = view["run"], view["timing"]
+    run = view["run"]
     versions = ", ".join(f"{k} {v}" for k, v in run["versions"].items())
-    out = ["# Verification report", "",
-           f"Run `{timing.get('run_id') or '-'}` · started {timing['started']} · seed {run['seed']} · "
-           f"backend {run['backend']} · {fmt(timing['seconds'], 3)} s  ", f"Versions: {versions}", "",
+    out = ["# Verification report", "",  # no run id, start time or wall times: two runs' reports diff cleanly
+           f"Seed {run['seed']} · backend {run['backend']}  ", f"Versions: {versions}", "",
            f"**{view['headline']}**", "", '<a id="summary"></a>', "", "## Summary", ""]
     for paper in view["papers"]:
         out += [f"### {paper['title']} (`{paper['key']}`)", ""] + _summary(paper) + [""]
