@@ -43,11 +43,11 @@ def test_sections_have_statement_assumptions_and_plots(small_report, small_resul
     md = (small_report / "report.md").read_text()
     html = (small_report / "index.html").read_text()
     for r in small_results["results"]:
-        assert r["figure"] == {"png": f"plots/{r['id']}.png", "svg": f"plots/{r['id']}.svg",
+        assert r["figure"] == {"svg": f"plots/{r['id']}.svg",
                                "data": f"plots/{r['id']}.json"}
-        assert (small_report / r["figure"]["png"]).stat().st_size > 1000
+        assert (small_report / r["figure"]["svg"]).stat().st_size > 1000
         assert (small_report / r["figure"]["svg"]).read_text().lstrip().startswith("<?xml")
-        assert f"]({r['figure']['png']})" in md and f'src="{r["figure"]["svg"]}"' in html
+        assert f"]({r['figure']['svg']})" in md and f'src="{r["figure"]["svg"]}"' in html
         assert [s["parameter"] for s in _sweeps(small_report, r)] == ["K", "alpha", "n"]
         assert r["statement_latex"] in md
         for a in r["assumptions"]:

@@ -191,7 +191,7 @@ CHANGES = st.sampled_from(["append", "truncate", "folder", "link", "link_folder"
 
 @settings(FAST, max_examples=12)
 @given(change=CHANGES, which=st.sampled_from(["report.md", "results.json", "static/report.css",
-                                              "plots/wang2021.zcdp_to_dp.png"]))
+                                              "plots/wang2021.zcdp_to_dp.svg"]))
 def test_a_changed_listed_file_is_refused_before_the_run(tmp_path_factory, monkeypatch, capsys, template, change,
                                                          which):
     from verify.reporting import build

@@ -103,7 +103,7 @@ _THEOREMS: dict[str, Theorem] = {}  # the run's theorems by id while a report is
 
 
 def _figure(theorem_id: str, family: str, base: dict[str, float], stem: Path) -> list[dict]:
-    """Sweep one result around `base`, draw `stem`.png/.svg when some sweep has two points; return the sweeps."""
+    """Sweep one result around `base`, draw `stem`.svg when some sweep has two points; return the sweeps."""
     theorem = _THEOREMS[theorem_id]
     app = theorem.application(family)
     with shared_truths():  # the sweeps share the base point's truths, their companions' and their bindings'
@@ -146,8 +146,8 @@ def _write(outcome: RunResult, folder: Path, run_id: str | None, progress: Progr
         _THEOREMS.clear()
     for entry, stem in zip(data["results"], stems, strict=True):
         entry["figure"] = None
-        if (plots / f"{stem}.png").exists():
-            entry["figure"] = {"png": f"plots/{stem}.png", "svg": f"plots/{stem}.svg", "data": f"plots/{stem}.json"}
+        if (plots / f"{stem}.svg").exists():
+            entry["figure"] = {"svg": f"plots/{stem}.svg", "data": f"plots/{stem}.json"}
             (plots / f"{stem}.json").write_text(json.dumps(sweeps[stem], indent=1, ensure_ascii=False) + "\n",
                                                 encoding="utf-8")
     (folder / "results.json").write_text(dump_results(data), encoding="utf-8")

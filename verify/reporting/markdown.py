@@ -10,7 +10,8 @@ MARK = {True: "✓", False: "✗"}
 SWEEP_CAPTION = ("Each panel varies one parameter with the others at the base point (the worst grid point: the "
                  "counterexample when VIOLATED, else the tightest point). Blue: the bound; black: the truth (grey "
                  "band and error bars: its interval, when estimated); dashed: companion lower bounds; red ×: "
-                 "violated; dotted: the base value.")
+                 "violated; dotted: the base value. Beneath: bound / truth (the tightness; the line is bound = "
+                 "truth).")
 
 
 def _cell(text: object) -> str:
@@ -66,7 +67,7 @@ def _section(r: Mapping) -> list[str]:
         out += [f"- `{e['error']}` at {_cell(', '.join(f'{k}={fmt(v, 6)}' for k, v in e['params'].items()))}: "
                 f"{e['message']}" for e in r["errors"][:10]]
     if r.get("figure"):
-        out += ["", f"![{r['id']}: bound, truth and lower bounds]({r['figure']['png']})", "",
+        out += ["", f"![{r['id']}: bound, truth and lower bounds]({r['figure']['svg']})", "",
                 f"*{SWEEP_CAPTION} Base point: {r['base_text']}.*"]
         if r["sweep_exclusions"]:
             out += ["", "Sweep values outside the assumptions: " + "; ".join(r["sweep_exclusions"])]

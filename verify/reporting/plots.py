@@ -1,4 +1,5 @@
-"""Plots of bound, truth (with its interval) and companion lower bounds along each sweep (Agg, deterministic)."""
+"""Plots of bound, truth (with its interval) and companion lower bounds along each sweep, and beneath each the
+tightness bound/truth (Agg, deterministic; SVG only: the HTML and the Markdown both show it)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,13 @@ import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402 - the backend is chosen first
-from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator  # noqa: E402
+from matplotlib.ticker import (  # noqa: E402
+    FixedLocator,
+    FuncFormatter,
+    LogLocator,
+    MaxNLocator,
+    ScalarFormatter,
+)
 
 RC = {
     "svg.hashsalt": "verify-report",  # fixed ids in the SVG
@@ -23,7 +30,6 @@ RC = {
     "grid.alpha": 0.3,
     "figure.dpi": 100,
 }
-PNG_META = {"Software": None}
 SVG_META = {"Date": None, "Creator": None}
 AXIS_LABEL = {"K": "$K$ (iterations)", "alpha": r"Rényi order $\alpha$", "n": "$n$ (dataset size)"}
 COLOURS = {"bound": "#1f5fa8", "truth": "#222222", "band": "#9a9a9a", "violated": "#c62828"}
@@ -46,6 +52,23 @@ def _power_of_ten(value: float, _pos: int | None = None) -> str:
 
 
 LOG_LABELS = FuncFormatter(_power_of_ten)
+PLAIN_LABELS = FuncFormatter(lambda v, _pos: f"{v:.3g}")
+
+
+def log_ticks(axis, lo: float, hi: float) -> None:
+    """Major ticks with labels on a log axis of any span: powers of ten over two decades or more, 1-2-5 steps over
+    less, evenly spaced plain numbers below two thirds of a decade (a log locator alone left such axes with one
+    labelled tick or none)."""
+    decades = math.log10(hi / lo) if lo > 0 and hi > lo else 0.0
+    if decades >= 2:
+        axis.set_major_locator(LogLocator(numticks=6))
+        axis.set_major_formatter(LOG_LABELS)
+    elif decades >= 2 / 3:
+        axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0), numticks=12))
+        axis.set_major_formatter(PLAIN_LABELS)
+    else:  # as many digits as the ticks' spacing needs (1.005 is not shown as 1)
+        axis.set_major_locator(MaxNLocator(nbins=4, min_n_ticks=2))
+        axis.set_major_formatter(ScalarFormatter(useOffset=False))
 
 
 def _floats(values: Sequence) -> list[float]:
@@ -65,7 +88,7 @@ def _log_limits(values: list[float], claims: list[float]) -> tuple[float, float]
 
 
 def _panel(ax, sw: dict, ylabel: str) -> bool:
-    """Draw one sweep; return whether its y axis is logarithmic (no negative values)."""
+    """Draw one sweep's bound, truth and companions; return whether its y axis is logarithmic (no negative values)."""
     x, bound, truth = _floats(sw["values"]), _floats(sw["bound"]), _floats(sw["truth"])
     lo, hi = _floats(sw["truth_lower"]), _floats(sw["truth_upper"])
     ax.plot(x, bound, color=COLOURS["bound"], linewidth=2.2, marker="o", markersize=3, label="bound")
@@ -88,44 +111,81 @@ def _panel(ax, sw: dict, ylabel: str) -> bool:
     ax.axvline(float(sw["base"][sw["parameter"]]), color="#777777", linestyle=":", linewidth=1,
                label="base point")
     ax.set_xscale("log")
-    ax.set_xlabel(AXIS_LABEL.get(sw["parameter"], sw["parameter"]))
     ax.set_ylabel(ylabel)
     finite = [v for v in series if math.isfinite(v)]
     positive = bool(finite) and min(finite) >= 0 and max(finite) > 0
     if positive:  # zeros (e.g. a truth of 0) are left out of a log scale rather than forcing a linear one
         ax.set_yscale("log", nonpositive="mask")
-        ax.set_ylim(*_log_limits([v for v in finite if v > 0], [v for v in bound if v > 0]))
-        ax.yaxis.set_major_locator(LogLocator(numticks=6))
-        ax.yaxis.set_major_formatter(LOG_LABELS)
-    if sw["parameter"] == "alpha":
-        ax.xaxis.set_major_locator(FixedLocator(ALPHA_TICKS))
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
-    else:
-        ax.xaxis.set_major_locator(LogLocator(numticks=6))
-        ax.xaxis.set_major_formatter(LOG_LABELS)
+        y_lo, y_hi = _log_limits([v for v in finite if v > 0], [v for v in bound if v > 0])
+        ax.set_ylim(y_lo, y_hi)
+        log_ticks(ax.yaxis, y_lo, y_hi)
+    _x_ticks(ax, sw, x)
     ax.minorticks_off()  # keeps the figures small and fast to draw
     return positive
 
 
+def _x_ticks(ax, sw: dict, x: list[float]) -> None:
+    finite = [v for v in x if math.isfinite(v) and v > 0]
+    if sw["parameter"] == "alpha" and sum(min(finite) <= t <= max(finite) for t in ALPHA_TICKS) >= 2:
+        ax.xaxis.set_major_locator(FixedLocator(ALPHA_TICKS))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    elif finite:
+        log_ticks(ax.xaxis, min(finite), max(finite))
+
+
+def _ratio_panel(ax, sw: dict) -> None:
+    """bound / truth along the sweep (the tightness), with the line bound = truth; where the truth is 0 or either
+    side is not finite, no point."""
+    x = _floats(sw["values"])
+    ratio = [b / t if math.isfinite(b) and math.isfinite(t) and t > 0 and b > 0 else math.nan
+             for b, t in zip(_floats(sw["bound"]), _floats(sw["truth"]), strict=True)]
+    ax.set_xscale("log")
+    ax.axhline(1.0, color=COLOURS["truth"], linewidth=0.8)
+    ax.plot(x, ratio, color=COLOURS["bound"], linewidth=1.6, marker="o", markersize=2.5, label="bound / truth")
+    shown = [v for v in ratio if math.isfinite(v)]
+    if shown:
+        lo, hi = min(min(shown), 1.0) / 1.2, max(max(shown), 1.0) * 1.2
+        ax.set_yscale("log")
+        ax.set_ylim(lo, hi)
+        log_ticks(ax.yaxis, lo, hi)
+    ax.set_ylabel("bound / truth")
+    ax.set_xlabel(AXIS_LABEL.get(sw["parameter"], sw["parameter"]))
+    _x_ticks(ax, sw, x)
+    ax.minorticks_off()
+
+
 def plot_sweeps(sweeps: Sequence[dict], title: str, ylabel: str, stem: Path) -> list[Path]:
-    """Write `stem`.png and `stem`.svg with one panel per sweep (as in results.json); return the paths."""
+    """Write `stem`.svg: one column per sweep (as in results.json), the values above and bound/truth beneath;
+    return its path."""
     with plt.rc_context(RC), np.errstate(over="ignore"):  # log axes spanning ~300 decades overflow harmlessly
-        fig, axes = plt.subplots(1, len(sweeps), figsize=(3.9 * len(sweeps) + 0.4, 3.3), squeeze=False)
-        for ax, sw in zip(axes[0], sweeps, strict=True):
-            _panel(ax, sw, ylabel)
-        handles, labels = {}, []
-        for ax in axes[0]:
-            for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-                if lab not in handles:
-                    handles[lab] = h
-                    labels.append(lab)
-        fig.legend([handles[lab] for lab in labels], labels, loc="lower center", ncol=min(len(labels), 6),
-                   frameon=False, fontsize=8)
-        fig.suptitle(title, fontsize=10, x=0.01, ha="left")
-        width = fig.get_figwidth()  # fixed margins in inches: a tight layout would cost one more draw
-        fig.subplots_adjust(left=0.8 / width, right=1 - 0.15 / width, bottom=0.27, top=0.88, wspace=0.3 * 3.9 / 3.4)
-        png, svg = stem.parent / f"{stem.name}.png", stem.parent / f"{stem.name}.svg"
-        fig.savefig(png, metadata=PNG_META)  # PIL's optimize: 3% smaller, 40% slower to write
+        fig = sweep_figure(sweeps, title, ylabel)
+        svg = stem.parent / f"{stem.name}.svg"
         fig.savefig(svg, metadata=SVG_META)
         plt.close(fig)
-    return [png, svg]
+    return [svg]
+
+
+def sweep_figure(sweeps: Sequence[dict], title: str, ylabel: str):
+    """The figure `plot_sweeps` writes (call it inside plt.rc_context(RC))."""
+    fig, axes = plt.subplots(2, len(sweeps), figsize=(3.9 * len(sweeps) + 0.4, 4.6), squeeze=False,
+                             gridspec_kw={"height_ratios": (2.2, 1)}, sharex="col")
+    for ax, ratio_ax, sw in zip(axes[0], axes[1], sweeps, strict=True):
+        _panel(ax, sw, ylabel)
+        _ratio_panel(ratio_ax, sw)
+        ax.tick_params(labelbottom=True)  # sharex hides the upper labels; both rows keep theirs
+    handles, labels = {}, []
+    for ax in axes[0]:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            if lab not in handles:
+                handles[lab] = h
+                labels.append(lab)
+    width, height = fig.get_figwidth(), fig.get_figheight()
+    columns = max(2, min(len(labels), int(width / 1.35)))  # about 1.35 in per legend entry: none is cut off
+    rows = math.ceil(len(labels) / columns)
+    fig.legend([handles[lab] for lab in labels], labels, loc="lower center", ncol=columns, frameon=False,
+               fontsize=8)
+    fig.suptitle(title, fontsize=10, x=0.01, ha="left")
+    # fixed margins in inches (a tight layout would cost one more draw): the x labels and the legend's rows below
+    fig.subplots_adjust(left=0.8 / width, right=1 - 0.15 / width, bottom=(0.5 + 0.2 * rows) / height, top=0.91,
+                        wspace=0.3 * 3.9 / 3.4, hspace=0.35)
+    return fig
