@@ -259,7 +259,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     try:
         report = build_report(args.only, args.out, seed=args.seed, backend=args.backend, progress=bar,
                               workers=args.workers, falsify=args.falsify, executor=args.executor,
-                              scheduler=args.scheduler)
+                              scheduler=args.scheduler, single_file=args.single_file)
     finally:
         bar.close()
         if main_thread:
@@ -270,7 +270,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"UNEXPECTED {r.theorem} on {r.family}: {r.status} (expected {r.expected.value})")
     print(f"{len(outcome.results)} checks in {outcome.seconds:.1f} s; {len(outcome.results) - len(bad)} as expected, "
           f"{len(bad)} unexpected ({len(outcome.errors)} with errors)\nwrote {report.path}/index.html, report.md, "
-          f"results.json")
+          f"results.json" + (", report.html (one self-contained file)" if args.single_file else ""))
     return 1 if bad else 0
 
 
@@ -440,6 +440,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=_WORKERS, help="processes for the checks and figures (default: up to 4)")
     _falsify_option(p)
     _executor_options(p)
+    p.add_argument("--single-file", action="store_true", help="also write report.html: the whole report in one "
+                   "self-contained file (styles, fonts and plots inlined) to send or archive")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(fn=cmd_report)
 

@@ -34,7 +34,7 @@ from verify.executors import fork_executor
 from verify.memo import shared_truths
 from verify.model import Theorem
 from verify.reporting.columns import dump_results
-from verify.reporting.html import STATIC_DIR, copy_static, render_html
+from verify.reporting.html import STATIC_DIR, copy_static, render_html, single_file
 from verify.reporting.markdown import render_markdown
 from verify.reporting.plots import plot_sweeps
 from verify.reporting.sweeps import base_point, sweep, swept_parameters
@@ -115,7 +115,8 @@ def _figure(theorem_id: str, family: str, base: dict[str, float], stem: Path) ->
     return sweeps
 
 
-def _write(outcome: RunResult, folder: Path, run_id: str | None, progress: Progress, workers: int | None) -> None:
+def _write(outcome: RunResult, folder: Path, run_id: str | None, progress: Progress, workers: int | None,
+           one_file: bool = False) -> None:
     data = outcome.to_dict(run_id)
     _THEOREMS.clear()
     _THEOREMS.update((t.id, t) for t in outcome.theorems)
@@ -153,8 +154,11 @@ def _write(outcome: RunResult, folder: Path, run_id: str | None, progress: Progr
     (folder / "results.json").write_text(dump_results(data), encoding="utf-8")
     view = build_view(data, sweeps)
     (folder / "report.md").write_text(render_markdown(view), encoding="utf-8")
-    (folder / "index.html").write_text(render_html(view, SCHEMA_VERSION), encoding="utf-8")
+    page = render_html(view, SCHEMA_VERSION)
+    (folder / "index.html").write_text(page, encoding="utf-8")
     copy_static(folder)
+    if one_file:
+        (folder / "report.html").write_text(single_file(page, folder), encoding="utf-8")
 
 
 MARKER = ".verify-report"  # the manifest of the files verify wrote in a report folder
@@ -495,7 +499,8 @@ def _keep_aside(folder: Path, out_dir: Path, run_id: str) -> Path:
 
 
 def write_report(outcome: RunResult, out_dir: Path | str, *, run_id: str | None = None,
-                 progress: Progress | None = None, workers: int | None = None, expect: object = _ANY) -> Path:
+                 progress: Progress | None = None, workers: int | None = None, expect: object = _ANY,
+                 single_file: bool = False) -> Path:
     """Write the report of `outcome` to `out_dir` atomically; return `out_dir`.
 
     `out_dir` may be absent, an empty folder or a previous report: there only the files its manifest lists are
@@ -503,6 +508,8 @@ def write_report(outcome: RunResult, out_dir: Path | str, *, run_id: str | None 
     kept beside it (the message says where). Any OSError is a one-line ParameterError.
     `run_id` is recorded under results.json's `timing` (default: the folder's name); `workers` caps the
     processes that compute the sweeps and draw the plots (default: up to 4 for large reports; 1: this process).
+    `single_file` also writes report.html, the report in one self-contained file (styles, scripts, fonts and plots
+    inlined).
     """
     out_dir = Path(out_dir)
     run_id = run_id or out_dir.name
@@ -513,7 +520,7 @@ def write_report(outcome: RunResult, out_dir: Path | str, *, run_id: str | None 
     except OSError as err:
         raise ParameterError(f"cannot write the report to {out_dir}: {_why(err)}") from None
     try:
-        _write(outcome, folder, run_id, progress or (lambda *_: None), workers)
+        _write(outcome, folder, run_id, progress or (lambda *_: None), workers, single_file)
         files = _inventory(folder)
         (folder / MARKER).write_text(_marker_text(run_id, files), encoding="utf-8")
         _move_into_place(folder, out_dir, files, expect)
@@ -585,7 +592,7 @@ def _our_note(note: Path, root: Path) -> bool:
 def build_report(selectors: Sequence[str] = (), out: Path | str | None = None, *, root: Path | str = DEFAULT_ROOT,
                  seed: int = 0, backend: str | None = None, progress: Progress | None = None,
                  workers: int | None = None, falsify: int = FALSIFY_EXAMPLES, executor: str = "local",
-                 scheduler: str | None = None) -> Report:
+                 scheduler: str | None = None, single_file: bool = False) -> Report:
     """Run the checks and write their report.
 
     Without `out` the report goes to `root/<run-id>/` and `root/latest` is pointed at it once it is complete;
@@ -611,7 +618,8 @@ def build_report(selectors: Sequence[str] = (), out: Path | str | None = None, *
     try:
         outcome = run(selectors, lambda t, i, n: report("checks", t.id, i, n), seed=seed, backend=backend,
                       workers=workers, falsify=falsify, executor=executor, scheduler=scheduler)
-        path = write_report(outcome, dest_dir, run_id=run_id, progress=progress, workers=workers, expect=expect)
+        path = write_report(outcome, dest_dir, run_id=run_id, progress=progress, workers=workers, expect=expect,
+                            single_file=single_file)
     except BaseException:
         if reserved is not None:
             for empty in (reserved, root) if made_root else (reserved,):

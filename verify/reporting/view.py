@@ -161,8 +161,14 @@ def build_view(data: Mapping, sweeps: Mapping[str, Sequence[Mapping]] | None = N
         paper = papers.setdefault(paper_key(r), {"key": paper_key(r), "title": r["source"]["paper"],
                                                  "seed": r["source"]["seed"], "results": []})
         paper["results"].append(item)
+    for paper in papers.values():  # the table of contents: each paper's verdicts as shown, and its surprises
+        shown = [r["verdict_shown"] for r in paper["results"]]
+        paper["counts"] = {v: shown.count(v) for v in dict.fromkeys(sorted(shown))}
+        paper["unexpected"] = sum(not r["as_expected"] for r in paper["results"])
     summary = data["summary"]
     return {"papers": list(papers.values()), "summary": summary, "run": data["run"],
+            "verdict_choices": sorted({r["verdict_shown"] for p in papers.values() for r in p["results"]}),
+            "variant_choices": sorted({r["variant"] for p in papers.values() for r in p["results"]}),
             "all_as_expected": data["all_as_expected"], "timing": data["timing"],
             "headline": _headline(summary), "fmt": fmt, "params_text": params_text}
 
