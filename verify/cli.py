@@ -213,16 +213,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     _hypothesis_cache()
 
-    def progress(t, i, total):
-        if not args.quiet and sys.stderr.isatty():
-            print(f"\r[{i + 1}/{total}] {t.id:<60}", end="", file=sys.stderr, flush=True)
+    from verify.progress import ProgressBar
 
     if args.json:  # before the run: a refused or unwritable destination costs nothing
         check_results_path(Path(args.json))
-    outcome = run(args.only, progress, seed=args.seed, falsify=args.falsify, workers=args.workers,
-                  executor=args.executor, scheduler=args.scheduler)
-    if not args.quiet and sys.stderr.isatty():
-        print("\r" + " " * 72 + "\r", end="", file=sys.stderr)
+    bar = ProgressBar(enabled=not args.quiet and sys.stderr.isatty())
+    try:
+        outcome = run(args.only, lambda t, i, total: bar("checks", t.id, i, total), seed=args.seed,
+                      falsify=args.falsify, workers=args.workers, executor=args.executor, scheduler=args.scheduler)
+    finally:
+        bar.close()
     print(f"{'theorem':<44} {'family':<20} {'verdict':<15} {'expected':<12} {'points':>6} {'skip':>5} "
           f"{'ratio min':>10} {'ratio max':>10}")
     for r in outcome.results:
@@ -245,8 +245,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     try:
+        from verify.progress import ProgressBar
         from verify.reporting.build import build_report
-        from verify.reporting.progress import ProgressBar
     except ImportError as err:
         print(f"error: `verify report` needs the report extra (pip install 'dp-verify[report]'): {err}",
               file=sys.stderr)
@@ -304,10 +304,16 @@ def cmd_falsify(args: argparse.Namespace) -> int:
         hints = "".join(did_you_mean(u, known) for u in unknown)
         raise ParameterError(f"--fix pins a parameter of family {args.family}; {', '.join(unknown)} is not "
                              f"one{hints} (its parameters: {', '.join(sorted(known))})")
-    outcome = falsify_outcome(args.bound, args.family, args.side, args.assume, budget_s=args.budget, seed=args.seed,
-                              quantity=args.quantity, bind=dict(args.bind), defaults=fixed,
-                              max_examples=args.max_examples, conventions=args.convention, symbols=args.symbol,
-                              integers=args.integer)
+    from verify.progress import ProgressBar
+
+    bar = ProgressBar(enabled=not args.json and sys.stderr.isatty())
+    try:
+        outcome = falsify_outcome(args.bound, args.family, args.side, args.assume, budget_s=args.budget,
+                                  seed=args.seed, quantity=args.quantity, bind=dict(args.bind), defaults=fixed,
+                                  max_examples=args.max_examples, conventions=args.convention, symbols=args.symbol,
+                                  integers=args.integer, progress=lambda label, i, n: bar("search", label, i, n))
+    finally:
+        bar.close()
     if args.json:
         _print_json(outcome.to_dict())
     require_checked(outcome, needed)

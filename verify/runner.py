@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from functools import cache
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import sympy as sp
 
@@ -277,6 +278,7 @@ def result_dict(t: Theorem, r: ApplicationResult) -> dict:
 
 
 _JOBS: dict[str, Theorem] = {}  # the theorems of a parallel run, inherited by its forked workers
+_STARTS: Any = None  # a queue on which forked workers announce each entry they start (progress), or None
 
 
 def check_entry(theorem: Theorem, app: Application, falsify: int, seed: int) -> ApplicationResult:
@@ -325,8 +327,8 @@ def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], N
             with dask_executor(scheduler, workers) as pool:
                 results = _run_parallel(pool, jobs, groups, progress, falsify, int(seed), backend)
         elif (pool := fork_executor(workers, len(groups), backend)) is not None:
-            with pool:
-                results = _run_parallel(pool, jobs, groups, progress, falsify, int(seed), backend)
+            with pool, _announced_starts(jobs, progress) as done:
+                results = _run_parallel(pool, jobs, groups, progress, falsify, int(seed), backend, done)
         else:
             results = []
             with shared_truths():
@@ -359,16 +361,52 @@ def _check_group(keys: list[tuple[str, int]], falsify: int, seed: int, backend: 
     worker (a process of its own) in the catalog."""
     with use_backend(backend), shared_truths():
         found = [(_JOBS.get(tid) or catalog_theorem(tid), i) for tid, i in keys]
-        return [check_entry(t, t.applications[i], falsify, seed) for t, i in found]
+        out = []
+        for t, i in found:
+            if _STARTS is not None:
+                _STARTS.put(t.id)
+            out.append(check_entry(t, t.applications[i], falsify, seed))
+        return out
+
+
+@contextmanager
+def _announced_starts(jobs: list[tuple[Theorem, int]], progress: Callable[[Theorem, int, int], None] | None):
+    """While forked workers run, a thread reports each entry they start to `progress` (with the count finished so
+    far), so that the display names the entry being checked instead of waiting for a whole family group; yields
+    the shared count, which `_run_parallel` advances as entries finish."""
+    global _STARTS
+    done = [0]
+    if progress is None:
+        yield done
+        return
+    import multiprocessing
+    import threading
+
+    by_id = {t.id: t for t, _ in jobs}
+    _STARTS = multiprocessing.get_context("fork").SimpleQueue()  # before the first submit forks the workers
+    queue = _STARTS
+
+    def listen() -> None:
+        while (tid := queue.get()) is not None:
+            progress(by_id[tid], done[0], len(jobs))
+
+    listener = threading.Thread(target=listen, name="verify-starts", daemon=True)
+    listener.start()
+    try:
+        yield done
+    finally:
+        _STARTS = None
+        queue.put(None)
+        listener.join(timeout=5)
 
 
 def _run_parallel(pool: Executor, jobs: list[tuple[Theorem, int]], groups: list[list[int]],
                   progress: Callable[[Theorem, int, int], None] | None, falsify: int,
-                  seed: int, backend: str) -> list[ApplicationResult]:
+                  seed: int, backend: str, finished: list[int] | None = None) -> list[ApplicationResult]:
     _JOBS.clear()
     _JOBS.update((t.id, t) for t, _ in jobs)
     out: list[ApplicationResult | None] = [None] * len(jobs)
-    done = 0
+    finished = [0] if finished is None else finished
     try:
         futures = {pool.submit(_check_group, [(jobs[k][0].id, jobs[k][1]) for k in group], falsify, seed,
                                backend): group for group in groups}
@@ -376,9 +414,9 @@ def _run_parallel(pool: Executor, jobs: list[tuple[Theorem, int]], groups: list[
             for future in as_completed(futures):
                 for k, result in zip(futures[future], future.result(), strict=True):
                     out[k] = result
+                    finished[0] += 1
                     if progress:
-                        progress(jobs[k][0], done, len(jobs))
-                    done += 1
+                        progress(jobs[k][0], finished[0], len(jobs))
         except BaseException:
             for future in futures:  # do not finish the other entries first
                 future.cancel()

@@ -6,7 +6,7 @@ import io
 import json
 import re
 
-from verify.reporting.progress import ProgressBar
+from verify.progress import ProgressBar
 from verify.reporting.view import falsifier_text, fmt
 
 
@@ -92,7 +92,8 @@ def test_progress_bar_only_on_a_terminal():
         bar = ProgressBar(stream)
         bar("checks", "chourasia2021.theorem3", 2, 4)
         bar.close()
-    assert "[############............] 2/4 chourasia2021.theorem3" in tty.getvalue()
+    shown = tty.getvalue()
+    assert "checks" in shown and "2/4" in shown and "chourasia2021.theorem3" in shown and "<" in shown  # ETA
     assert pipe.getvalue() == ""
     quiet = Tty()
     ProgressBar(quiet, enabled=False)("checks", "x", 1, 2)

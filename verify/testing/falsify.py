@@ -13,7 +13,7 @@ import contextlib
 import random
 import re
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -212,7 +212,8 @@ def _tally(reasons: dict[str, int], reason: str) -> None:
 
 
 def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 2000, budget_s: float = 10.0,
-                   seed: int = 0, companions: Sequence[Theorem] = ()) -> SearchOutcome:
+                   seed: int = 0, companions: Sequence[Theorem] = (),
+                   progress: Callable[[str, int, int], None] | None = None) -> SearchOutcome:
     """Hypothesis search for a VIOLATED point of `theorem` on `app`, with the counts of what it did.
 
     `max_examples` bounds the points tried (reproducible for a seed); `budget_s` caps the whole search in wall-clock
@@ -220,6 +221,7 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
     spent the search stops and reports the last certified counterexample, if any). The search's predicate is the
     float filter; a point it calls VIOLATED counts only once the rigorous re-check (verify.rigorous) proved it: a
     re-check that is undecided, capped or fails is an *uncertified* point, and the reasons are kept.
+    `progress(label, tried, max_examples)` is called as each point is tried (verify.progress draws it).
     """
     _validate(max_examples, budget_s, None)
     start = time.monotonic()
@@ -259,6 +261,9 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
             state["budget_hit"] = True
             raise _BudgetSpent
         counts["tried"] += 1
+        if progress is not None:
+            progress("shrinking the counterexample" if state["best"] else f"{counts['checked']} checked",
+                     counts["tried"], max_examples)
         found = False
         try:
             with deadline(max(end - time.monotonic(), 1e-3), "the search's time budget"):
@@ -517,13 +522,15 @@ def falsify_outcome(bound: sp.Expr | str, family: str, side: str = "upper",
                     quantity: Quantity | str | None = None, bind: Mapping[str, sp.Expr | str] | None = None,
                     defaults: Mapping[str, sp.Expr | str] | None = None, max_examples: int = 2000,
                     conventions: Sequence[str] = (), symbols: Sequence[str] = (),
-                    integers: Sequence[str] = ()) -> SearchOutcome:
+                    integers: Sequence[str] = (),
+                    progress: Callable[[str, int, int], None] | None = None) -> SearchOutcome:
     """Search `family`'s parameter space for a point where `bound` is on the wrong side of the truth; the full
     record of the search (points tried, checked, excluded and why, the counterexample if any)."""
     _validate(max_examples, budget_s, None)
     theorem = user_theorem(bound, family, side, quantity=quantity, extra_assumptions=extra_assumptions, bind=bind,
                            defaults=defaults, conventions=conventions, symbols=symbols, integers=integers)
-    return search_outcome(theorem, theorem.applications[0], max_examples=max_examples, budget_s=budget_s, seed=seed)
+    return search_outcome(theorem, theorem.applications[0], max_examples=max_examples, budget_s=budget_s, seed=seed,
+                          progress=progress)
 
 
 def falsify(bound: sp.Expr | str, family: str, side: str = "upper", extra_assumptions: Sequence[sp.Basic | str] = (),
