@@ -1,7 +1,8 @@
 """verify: symbolic-numeric verification of differential-privacy theorems.
 
 Public entry points: `check` (one theorem at one point), `family` (instance families and their truths),
-`theorem` / `CATALOG` (the encoded results), and the result and error types. Importing `verify` is cheap: each
+`theorem` / `CATALOG` (the encoded results), `results_frame` (a results file as a pandas DataFrame), and the result
+and error types. Importing `verify` is cheap: each
 public name imports its module (SymPy, the catalog, the families) on first use (PEP 562).
 """
 
@@ -16,11 +17,13 @@ _LAZY = {
     "check": "verify.api", "CATALOG": "verify.catalog", "theorem": "verify.catalog", "FAMILIES": "verify.families",
     "family": "verify.families", "Direction": "verify.model", "Quantity": "verify.model", "Variant": "verify.model",
     "Method": "verify.results", "PointResult": "verify.results", "Truth": "verify.results", "Verdict": "verify.results",
+    "results_frame": "verify.reporting.frame",
 }
 
 __all__ = [
     "CATALOG", "FAMILIES", "AssumptionError", "Direction", "Method", "ParameterError", "PointResult",
-    "Quantity", "Truth", "UnknownIdError", "Variant", "Verdict", "VerifyError", "check", "family", "theorem",
+    "Quantity", "Truth", "UnknownIdError", "Variant", "Verdict", "VerifyError", "check", "family", "results_frame",
+    "theorem",
 ]
 
 
