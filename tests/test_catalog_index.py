@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import verify.catalog_index as index
 from verify.catalog import CATALOG, PAPERS, select
-from verify.cli import main
+from verify.cli import _wrapped, main
 
 
 def test_the_shipped_listing_matches_the_sources_and_the_catalog():
@@ -35,7 +35,7 @@ def test_a_selection_lists_what_the_catalog_selects(selectors):
     out = io.StringIO()
     with redirect_stdout(out):
         assert main(["list", *selectors]) == 0
-    expected = "\n".join(index.entry_text(t) for t in select(selectors)) + "\n"
+    expected = _wrapped("\n".join(index.entry_text(t) for t in select(selectors))) + "\n"
     assert out.getvalue() == expected
 
 
@@ -43,7 +43,7 @@ def test_a_listing_that_does_not_match_the_sources_is_not_used(monkeypatch, caps
     monkeypatch.setattr(index, "digest", lambda: "changed sources")
     assert index.entries() is None
     assert main(["list", "bu2020"]) == 0
-    assert capsys.readouterr().out == index.entry_text(CATALOG["bu2020.clt.delta"]) + "\n"
+    assert capsys.readouterr().out == _wrapped(index.entry_text(CATALOG["bu2020.clt.delta"])) + "\n"
 
 
 def test_an_unknown_selector_is_bad_input_on_both_paths(monkeypatch, capsys):
@@ -59,3 +59,14 @@ def test_json_listing_is_the_full_summary(path, monkeypatch, capsys):
         monkeypatch.setattr(index, "digest", lambda: "changed sources")
     assert main(["list", "--json", "bu2020"]) == 0
     assert [e["id"] for e in json.loads(capsys.readouterr().out)] == ["bu2020.clt.delta"]
+
+
+@pytest.mark.parametrize("command", ["list", "families"])
+def test_no_line_is_wider_than_the_terminal(command, capsys, monkeypatch):
+    """Issue 25: 83 lines of `verify list` and 82 of `verify families` exceeded 100 columns (up to 505)."""
+    for columns in ("100", "60"):
+        monkeypatch.setenv("COLUMNS", columns)
+        assert main([command]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        long = [ln for ln in lines if len(ln) > int(columns) - 1 and " " in ln.strip()]  # one unbreakable word may
+        assert not long, long[:3]

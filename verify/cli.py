@@ -98,6 +98,21 @@ def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.4g}"
 
 
+def _wrapped(text: str) -> str:
+    """`text` with each line wrapped to the terminal's width (100 columns when not a terminal), continuation lines
+    indented under the line's own indentation; words longer than a line (an id, a formula) are not broken."""
+    import shutil
+    import textwrap
+
+    width = max(40, shutil.get_terminal_size((100, 24)).columns - 1)
+    out = []
+    for line in text.split("\n"):
+        indent = " " * (len(line) - len(line.lstrip(" ")))
+        out.append(textwrap.fill(line, width, subsequent_indent=indent + "    ", break_long_words=False,
+                                 break_on_hyphens=False) if len(line) > width else line)
+    return "\n".join(out)
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     from verify.catalog_index import entries, entry_text, no_match
 
@@ -108,7 +123,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         if not chosen:
             known = [e["id"] for e in listed] + sorted({e["id"].split(".")[0] for e in listed})
             raise UnknownIdError(no_match(args.only, known))
-        print("\n".join(e["text"] for e in chosen))
+        print(_wrapped("\n".join(e["text"] for e in chosen)))
         return 0
     from verify.catalog import select
 
@@ -118,7 +133,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
         print(json.dumps([theorem_summary(t) for t in theorems], indent=2))
         return 0
-    print("\n".join(entry_text(t) for t in theorems))
+    print(_wrapped("\n".join(entry_text(t) for t in theorems)))
     return 0
 
 
@@ -551,10 +566,10 @@ def cmd_families(args: argparse.Namespace) -> int:
 
     for fam in FAMILIES.values():
         quantities = ", ".join(q.value for q in fam.truths)
-        print(f"{fam.name}  [{quantities}]\n  {fam.description}\n  truth: {fam.method}")
+        print(_wrapped(f"{fam.name}  [{quantities}]\n  {fam.description}\n  truth: {fam.method}"))
         for p in fam.parameters:
             only = f" (for {', '.join(q.value for q in p.quantities)})" if p.quantities else ""
-            print(f"    {p.name:<10} {p.description}{only}")
+            print(_wrapped(f"    {p.name:<10} {p.description}{only}"))
         print()
     return 0
 
