@@ -24,6 +24,7 @@ import verify.families as families
 from verify.cli import main
 from verify.errors import ParameterError
 from verify.reporting.columns import dump_results, load_results, point_rows, skipped_rows
+from verify.reporting.results_json import results_document
 
 LONG = int(os.environ.get("VERIFY_FUZZ_EXAMPLES", "0"))
 
@@ -446,7 +447,7 @@ def test_plugins_and_listings_never_fail_internally(plugin_dir, data, capsys):
 def results_text() -> str:
     from verify.runner import run
 
-    return dump_results(run((CHEAP_ENTRY,), falsify=3).to_dict())
+    return dump_results(results_document(run((CHEAP_ENTRY,), falsify=3)))
 
 
 JSON_VALUES = st.recursive(

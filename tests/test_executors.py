@@ -8,6 +8,7 @@ from reporting.conftest import strip_timing  # tests/ is on the path (pytest's r
 
 from verify.cli import main
 from verify.errors import ParameterError
+from verify.reporting.results_json import results_document
 from verify.runner import run
 
 pytest.importorskip("distributed")
@@ -19,12 +20,12 @@ SELECTION = ("thudi2024.fact3_5", "thudi2024.fact3_4", "chourasia2021.theorem3",
 
 @pytest.fixture(scope="module")
 def local_run() -> dict:
-    return strip_timing(run(SELECTION, workers=1, falsify=20, seed=5).to_dict())
+    return strip_timing(results_document(run(SELECTION, workers=1, falsify=20, seed=5)))
 
 
 @pytest.mark.parametrize("workers", [1, 2])
 def test_dask_local_cluster_gives_the_local_results(local_run, workers):
-    on_dask = run(SELECTION, workers=workers, falsify=20, seed=5, executor="dask").to_dict()
+    on_dask = results_document(run(SELECTION, workers=workers, falsify=20, seed=5, executor="dask"))
     assert strip_timing(on_dask) == local_run
 
 

@@ -13,6 +13,7 @@ from verify.errors import ParameterError
 from verify.families import family
 from verify.memo import shared_truths, truth_of
 from verify.model import Quantity
+from verify.reporting.results_json import results_document
 from verify.runner import family_groups, run
 
 POINT = {"alpha": 2.0, "sigma": 1.0, "eta": 0.1, "n": 10.0, "K": 5.0, "S": 1.0, "lam": 1.0, "start_var": 0.0}
@@ -70,5 +71,5 @@ def test_family_groups_cover_every_job_once_with_one_family_each():
 
 def test_parallel_family_groups_give_the_serial_results():
     selection = ("chourasia2021.theorem3", "feldman2018.lemma21", "wang2021.lemma12_1")
-    serial, parallel = (untimed(run(selection, workers=w, falsify=10).to_dict()["results"]) for w in (1, 2))
+    serial, parallel = (untimed(results_document(run(selection, workers=w, falsify=10))["results"]) for w in (1, 2))
     assert serial == parallel

@@ -293,8 +293,8 @@ def test_a_results_file_with_an_infinite_lower_companion_expands():
     import json
 
     from verify.reporting.columns import point_columns, point_rows
+    from verify.reporting.results_json import json_safe
     from verify.results import CompanionValue, PointResult
-    from verify.runner import json_safe
     truth = Truth.exact(1.0, "t")
     companions = (CompanionValue("x.low", "lower", math.inf, Verdict.VIOLATED),
                   CompanionValue("x.other", "lower", 0.5, Verdict.HOLDS))

@@ -80,7 +80,7 @@ def _usable_path(text: str) -> str:
 
 def _print_json(obj: object) -> None:
     """Strict JSON on stdout: non-finite floats as the strings "Infinity", "-Infinity", "NaN", as in results.json."""
-    from verify.runner import json_safe
+    from verify.reporting.results_json import json_safe
 
     print(json.dumps(json_safe(obj), indent=2, allow_nan=False))
 
@@ -129,7 +129,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     theorems = select(args.only)
     if args.json:
-        from verify.runner import theorem_summary
+        from verify.reporting.results_json import theorem_summary
 
         print(json.dumps([theorem_summary(t) for t in theorems], indent=2))
         return 0
@@ -185,7 +185,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
     except ValueError as err:  # a malformed number in the options: bad input, not a bug
         raise ParameterError(str(err)) from None
     if args.json:
-        from verify.runner import json_safe  # the results files' strict-JSON convention
+        from verify.reporting.results_json import json_safe  # the results files' strict-JSON convention
 
         print(json.dumps(json_safe(cert.to_dict()), indent=2, allow_nan=False))
     else:
@@ -224,6 +224,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from verify.reporting.columns import dump_results
+    from verify.reporting.results_json import results_document
     from verify.runner import check_results_path, run, write_results
 
     _hypothesis_cache()
@@ -253,7 +254,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     print(f"\n{len(outcome.results)} checks in {outcome.seconds:.1f} s; "
           f"{len(outcome.results) - len(bad)} as expected, {len(bad)} unexpected")
     if args.json:
-        path = write_results(Path(args.json), dump_results(outcome.to_dict()))
+        path = write_results(Path(args.json), dump_results(results_document(outcome)))
         print(f"wrote {path}")
     return 1 if bad else 0
 

@@ -1,19 +1,13 @@
-"""Run catalog entries over their default grids and collect the results of a whole run.
-
-`RunResult.to_dict()` is the JSON certificate documented by `verify/reporting/results.schema.json`; every
-field that depends on the clock is named `seconds` or lives under the top-level `timing` object, so two runs
-with the same selection, seed and backend give identical JSON apart from those.
-"""
+"""Run catalog entries over their default grids and collect the results of a whole run (RunResult). Its JSON
+certificate is written by reporting (verify.reporting.results_json.results_document), which this module never
+imports."""
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import json
 import math
 import os
-import platform
-import subprocess
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -21,12 +15,8 @@ from concurrent.futures import Executor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from functools import cache
-from importlib import metadata
 from pathlib import Path
 from typing import Any
-
-import sympy as sp
 
 from verify.backend import ENV_VAR, get_namespace
 from verify.catalog import companions, select
@@ -36,58 +26,12 @@ from verify.errors import ParameterError
 from verify.executors import check_executor, dask_executor, fork_executor
 from verify.families import family as get_family
 from verify.memo import shared_truths
-from verify.model import Application, FromFamily, Theorem
-from verify.reporting.columns import point_columns, skipped_columns
-from verify.reporting.latex import assumption_latex, statement_latex, to_latex
+from verify.model import Application, Theorem
 from verify.results import Verdict
 from verify.testing.falsify import search_outcome
 
-SCHEMA_VERSION = "3.1"  # 3: points and skipped points as columns (verify.reporting.columns); 3.1: run.git_commit
 FALSIFY_EXAMPLES = 100  # falsifier points per application in `verify run` / `verify report` (0: grid only)
 FALSIFY_BUDGET_S = 120.0  # wall-clock cap per application; generous so that the point count decides (reproducible)
-SCHEMA_FILE = "verify/reporting/results.schema.json"
-# distributions whose versions a run records, with the module whose __version__ stands in without metadata
-VERSIONED = {"dp-verify": "verify", "hypothesis": "hypothesis", "python-flint": "flint", "sympy": "sympy",
-             "mpmath": "mpmath", "numpy": "numpy", "scipy": "scipy"}
-NOT_INSTALLED = "not installed"
-
-
-def package_versions() -> dict[str, str]:
-    """Python's version, verify's own (`verify`, its __version__) and each VERSIONED distribution's."""
-    from verify import __version__
-
-    out = {"python": platform.python_version(), "verify": __version__}
-    for dist, module in VERSIONED.items():
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            try:
-                out[dist] = str(importlib.import_module(module).__version__)
-            except (ImportError, AttributeError):
-                out[dist] = NOT_INSTALLED
-    return out
-
-
-@cache
-def git_commit() -> str | None:
-    """The commit checked out in verify's source tree (`git rev-parse HEAD`) if the package runs from a git checkout
-    (its parent folder holds .git), else None; None, silently, without git or on any git error. Computed once per
-    process: the commit of the code that was imported."""
-    root = Path(__file__).resolve().parent.parent
-    if not (root / ".git").exists():
-        return None
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}  # the source tree's own repository
-    try:
-        done = subprocess.run(["git", "rev-parse", "--verify", "--quiet", "HEAD"], cwd=root, env=env, timeout=10,
-                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                              check=False)
-    except (OSError, subprocess.SubprocessError, ValueError):
-        return None
-    commit = done.stdout.strip()
-    return commit if done.returncode == 0 and len(commit) in (40, 64) and all(
-        c in "0123456789abcdef" for c in commit) else None
-
-
 def _utc_now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -113,26 +57,6 @@ class RunResult:
     def errors(self) -> list[ApplicationResult]:
         return [r for r in self.results if r.errors]
 
-    def to_dict(self, run_id: str | None = None) -> dict:
-        """The JSON certificate (see results.schema.json); non-finite floats become "Infinity"/"NaN" strings."""
-        by_id = {t.id: t for t in self.theorems}
-        results = [result_dict(by_id[r.theorem], r) for r in self.results]
-        statuses = [r["verdict"] for r in results]
-        return json_safe({
-            "schema_version": SCHEMA_VERSION,
-            "schema": SCHEMA_FILE,
-            "run": {"selectors": list(self.selectors), "seed": self.seed, "backend": self.backend,
-                    "versions": package_versions(), "git_commit": git_commit(),
-                    "theorems": [t.id for t in self.theorems]},
-            "all_as_expected": not self.unexpected,
-            "summary": {"n_results": len(results), "n_as_expected": len(results) - len(self.unexpected),
-                        "n_unexpected": len(self.unexpected), "n_errors": len(self.errors),
-                        "verdicts": {v: statuses.count(v) for v in ("HOLDS", "VIOLATED", "INCONCLUSIVE", "ERROR")},
-                        "n_points": sum(len(r.points) for r in self.results),
-                        "n_skipped": sum(r.skipped for r in self.results)},
-            "results": results,
-            "timing": {"run_id": run_id, "started": self.started, "seconds": self.seconds},
-        })
 
 
 def is_results_file(path: Path) -> bool:
@@ -216,65 +140,6 @@ def _remove_quietly(path: Path) -> None:
         os.unlink(path)
     except OSError:
         pass
-
-
-def json_safe(obj):
-    """A copy of `obj` with non-finite floats as the strings "Infinity", "-Infinity", "NaN" (strict JSON)."""
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return "NaN" if math.isnan(obj) else ("Infinity" if obj > 0 else "-Infinity")
-    if isinstance(obj, dict):
-        return {k: json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [json_safe(v) for v in obj]
-    return obj
-
-
-def theorem_summary(t: Theorem) -> dict:
-    """The static description of a catalog entry (JSON-ready)."""
-    return {
-        "id": t.id,
-        "title": t.title,
-        "source": {"seed": t.source.seed, "paper": t.source.paper, "result": t.source.result,
-                   "equation": t.source.equation},
-        "variant": t.variant.value,
-        "direction": t.direction.value,
-        "quantity": t.quantity.value,
-        "kind": t.quantity.kind,
-        "bound": str(t.bound),
-        "bound_latex": to_latex(t.bound),
-        "statement_latex": statement_latex(t),
-        "assumptions": [{"name": a.name, "condition": str(a.condition), "condition_latex": assumption_latex(a),
-                         "description": a.description} for a in t.assumptions],
-        "requires": sorted(t.requires),
-        "note": t.note,
-    }
-
-
-def application_summary(app: Application) -> dict:
-    """How an entry is checked on one family: its grid, derived defaults, bound symbols and companions."""
-    return {
-        "family": app.family,
-        "grid": {k: list(v) for k, v in sorted(app.grid.items())},
-        "regimes": [{k: list(v) for k, v in sorted(r.items())} for r in app.regimes],
-        "defaults": {k: sp.sstr(v) for k, v in app.defaults.items()},
-        "bind": {k: (f"truth of {v.quantity.value}" if isinstance(v, FromFamily) else sp.sstr(v))
-                 for k, v in app.bind.items()},
-        "companions": list(app.companions),
-        "note": app.note,
-    }
-
-
-def result_dict(t: Theorem, r: ApplicationResult) -> dict:
-    """One entry's description and its result on one family, with each assumption's status on the grid."""
-    summary = theorem_summary(t)
-    excluded = r.skipped_by()
-    for a in summary["assumptions"]:
-        a["status"] = {"holds_at_checked_points": True, "n_checked": len(r.points),
-                       "n_excluded": excluded.get(a["name"], 0)}
-    app = t.application(r.family)
-    return {**summary, "application": application_summary(app) if app else None, **r.to_dict(),
-            "skipped_points": skipped_columns(r.skipped_points),
-            "points": point_columns(r.points, app.companions if app else ())}
 
 
 _JOBS: dict[str, Theorem] = {}  # the theorems of a parallel run, inherited by its forked workers

@@ -9,7 +9,8 @@ import pytest
 from verify.checker import _point_dict
 from verify.errors import ParameterError
 from verify.reporting.columns import dump_results, load_results, point_rows, skipped_rows
-from verify.runner import json_safe, run
+from verify.reporting.results_json import json_safe, results_document
+from verify.runner import run
 
 SELECTION = ("chourasia2021.theorem3", "chourasia2021.corollary2.appendix", "chourasia2021.lemma5",
              "wang2021.noisysgd_tcdp")
@@ -22,7 +23,7 @@ def outcome():
 
 def test_columns_give_back_every_point_and_skipped_point_exactly(outcome, tmp_path):
     path = tmp_path / "results.json"
-    path.write_text(dump_results(outcome.to_dict()))
+    path.write_text(dump_results(results_document(outcome)))
     data = load_results(path)
     by_key = {(r.theorem, r.family): r for r in outcome.results}
     seen = {"certificate": 0, "companions": 0, "falsifier": 0, "monte-carlo": 0, "skipped": 0}
@@ -50,4 +51,4 @@ def test_columnar_results_follow_the_schema(outcome):
     pytest.importorskip("jsonschema")
     from verify.reporting.schema import validate
 
-    validate(json.loads(dump_results(outcome.to_dict())))
+    validate(json.loads(dump_results(results_document(outcome))))

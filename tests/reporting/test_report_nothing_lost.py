@@ -23,8 +23,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import verify.reporting.results_json as results_json
 from verify import runner
 from verify.cli import main
+from verify.reporting.results_json import results_document
 from verify.runner import RunResult
 
 from .conftest import needs_report_extra
@@ -401,13 +403,13 @@ def test_a_foreign_file_that_appears_at_json_during_the_run_is_kept(tmp_path, mo
     assert path.read_text() == "appeared during the run"
     err = capsys.readouterr().err
     kept = re.search(r"the results are in (\S+)", err)
-    assert kept and json.loads(Path(kept.group(1)).read_text())["schema_version"] == runner.SCHEMA_VERSION
+    assert kept and json.loads(Path(kept.group(1)).read_text())["schema_version"] == results_json.SCHEMA_VERSION
 
 
 # ---- 5. the versions and commit a run ran with ---------------------------------------------------------------
 
 def test_run_records_versions_and_git_commit():
-    data = RunResult((), (), 0.0).to_dict()
+    data = results_document(RunResult((), (), 0.0))
     versions = data["run"]["versions"]
     assert {"python", "verify", "dp-verify", "hypothesis", "python-flint", "sympy", "mpmath", "numpy",
             "scipy"} <= set(versions)
@@ -415,7 +417,7 @@ def test_run_records_versions_and_git_commit():
     import hypothesis
 
     assert versions["python-flint"] == flint.__version__ and versions["hypothesis"] == hypothesis.__version__
-    source = Path(runner.__file__).resolve().parent.parent
+    source = Path(results_json.__file__).resolve().parents[2]
     commit = data["run"]["git_commit"]
     if (source / ".git").exists() and shutil.which("git"):
         assert re.fullmatch(r"[0-9a-f]{40}", commit)
@@ -429,18 +431,18 @@ def test_run_records_versions_and_git_commit():
 
 
 def test_git_commit_is_null_without_git_or_outside_a_checkout(tmp_path, monkeypatch, capfd):
-    runner.git_commit.cache_clear()
+    results_json.git_commit.cache_clear()
     monkeypatch.setenv("PATH", str(tmp_path))  # no git on the path
-    assert runner.git_commit() is None
-    runner.git_commit.cache_clear()
+    assert results_json.git_commit() is None
+    results_json.git_commit.cache_clear()
     monkeypatch.undo()
-    fake = tmp_path / "site-packages" / "verify" / "runner.py"
-    monkeypatch.setattr(runner, "__file__", str(fake))  # installed, not a checkout
-    assert runner.git_commit() is None
+    fake = tmp_path / "site-packages" / "verify" / "reporting" / "results_json.py"
+    monkeypatch.setattr(results_json, "__file__", str(fake))  # installed, not a checkout
+    assert results_json.git_commit() is None
     fake.parent.mkdir(parents=True)
     (tmp_path / "site-packages" / ".git").write_text("gitdir: /nonexistent\n")  # a broken checkout
-    runner.git_commit.cache_clear()
-    assert runner.git_commit() is None
-    runner.git_commit.cache_clear()
+    results_json.git_commit.cache_clear()
+    assert results_json.git_commit() is None
+    results_json.git_commit.cache_clear()
     out, err = capfd.readouterr()
     assert out == "" and err == ""

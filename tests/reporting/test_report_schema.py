@@ -9,7 +9,8 @@ import pytest
 
 from verify.cli import main
 from verify.reporting.columns import point_rows, skipped_rows
-from verify.runner import SCHEMA_VERSION, json_safe, run
+from verify.reporting.results_json import SCHEMA_VERSION, json_safe, results_document
+from verify.runner import run
 
 from .conftest import SMALL
 
@@ -52,7 +53,7 @@ def test_a_broken_certificate_is_rejected(small_results):
 
 
 def test_points_carry_bound_truth_interval_lower_bound_and_verdict():
-    data = run(["chourasia2021.corollary2.appendix"], seed=7, backend="numpy").to_dict()
+    data = results_document(run(["chourasia2021.corollary2.appendix"], seed=7, backend="numpy"))
     assert data["run"]["seed"] == 7 and data["run"]["backend"] == "numpy"
     assert {"python", "dp-verify", "sympy"} <= set(data["run"]["versions"])
     r = data["results"][0]
@@ -67,7 +68,7 @@ def test_points_carry_bound_truth_interval_lower_bound_and_verdict():
 
 
 def test_skipped_points_name_the_assumption_that_excluded_them():
-    r = run(["chourasia2021.lemma5"]).to_dict()["results"][0]  # (the selector also takes lemma5.lsi_start)
+    r = results_document(run(["chourasia2021.lemma5"]))["results"][0]  # (the selector also takes lemma5.lsi_start)
     skipped = skipped_rows(r["skipped_points"])
     assert r["n_skipped"] == len(skipped) == sum(r["skipped_by"].values()) > 0
     assert {s["assumption"] for s in skipped} == set(r["skipped_by"]) == {"step_size"}

@@ -37,18 +37,10 @@ from verify.reporting.columns import dump_results
 from verify.reporting.html import STATIC_DIR, copy_static, render_html, single_file
 from verify.reporting.markdown import render_markdown
 from verify.reporting.plots import plot_sweeps
+from verify.reporting.results_json import SCHEMA_VERSION, json_safe, results_document
 from verify.reporting.sweeps import base_point, sweep, swept_parameters
 from verify.reporting.view import QUANTITY_LABEL, anchors, build_view
-from verify.runner import (
-    FALSIFY_EXAMPLES,
-    SCHEMA_VERSION,
-    RunResult,
-    check_writable,
-    is_results_file,
-    json_safe,
-    run,
-    use_backend,
-)
+from verify.runner import FALSIFY_EXAMPLES, RunResult, check_writable, is_results_file, run, use_backend
 
 Progress = Callable[[str, str, int, int], None]  # (phase, label, done, total)
 DEFAULT_ROOT = Path("reports")
@@ -117,7 +109,7 @@ def _figure(theorem_id: str, family: str, base: dict[str, float], stem: Path) ->
 
 def _write(outcome: RunResult, folder: Path, run_id: str | None, progress: Progress, workers: int | None,
            one_file: bool = False) -> None:
-    data = outcome.to_dict(run_id)
+    data = results_document(outcome, run_id)
     _THEOREMS.clear()
     _THEOREMS.update((t.id, t) for t in outcome.theorems)
     stems = anchors(data["results"])
