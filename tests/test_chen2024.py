@@ -239,3 +239,32 @@ def test_falsifier_finds_every_printed_error_without_a_hand_picked_point(entry, 
     outcome = search_outcome(t, t.applications[index], max_examples=400, budget_s=120, seed=0)
     assert outcome.counterexample is not None, outcome.summary()
     assert outcome.counterexample.result.certificate.verdict.value == "VIOLATED"
+
+
+@settings(max_examples=12, deadline=None, database=None)
+@given(alpha=st.sampled_from([1.5, 2.0, 5.0]), eta=st.floats(0.01, 0.2), o=st.floats(1e-4, 1e-2),
+       w=st.floats(-1, 1), x=st.floats(-1, 1), u=st.floats(-1, 1), xp=st.floats(-1, 1), up=st.floats(-1, 1))
+def test_the_eq17_step_is_the_renyi_divergence_of_its_two_output_laws(alpha, eta, o, w, x, u, xp, up):
+    """mbcd_variant_step against mpmath quadrature of the two output densities written out here from eq. (17)."""
+    truth = family("mbcd_variant_step").truth("renyi", alpha=alpha, eta=eta, o=o, w_start=w, x=x, u_rec=u,
+                                                x_prime=xp, u_prime=up)
+    with mpmath.workdps(30):
+        def law(xr, ur):
+            k = 1 / (1 + mpmath.mpf(eta) * mpmath.mpf(xr) ** 2)
+            return (mpmath.mpf(w) - mpmath.mpf(eta) * ur * xr) * k, mpmath.sqrt(2 * mpmath.mpf(eta) * o) * k
+
+        (m1, s1), (m2, s2) = law(x, u), law(xp, up)
+
+        def renyi(ma, sa, mb, sb):
+            if alpha * sb**2 + (1 - alpha) * sa**2 <= 0:
+                return mpmath.inf
+            c, width = (ma + mb) / 2, 40 * max(sa, sb) + abs(ma - mb) * alpha
+            val = mpmath.quad(lambda z: mpmath.npdf(z, ma, sa) ** alpha * mpmath.npdf(z, mb, sb) ** (1 - alpha),
+                              mpmath.linspace(c - width, c + width, 25))
+            return mpmath.log(val) / (alpha - 1)
+
+        ref = max(renyi(m1, s1, m2, s2), renyi(m2, s2, m1, s1))
+    if mpmath.isinf(ref):
+        assert truth.value == math.inf
+    else:
+        assert truth.value == pytest.approx(float(ref), rel=1e-8, abs=1e-12)

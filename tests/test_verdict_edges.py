@@ -384,3 +384,21 @@ def test_a_bound_that_is_infinite_everywhere_is_reported_vacuous_not_a_confirmat
     assert result.vacuous is expected
     assert result.shown_verdict == ("HOLDS (vacuous)" if expected else result.status)
     assert result.to_dict()["vacuous"] is expected
+
+
+@SETTINGS
+@given(values=st.lists(st.one_of(st.floats(-1e300, 1e300, allow_nan=False), st.sampled_from([math.inf, -math.inf])),
+                       min_size=1, max_size=4))
+def test_max_and_min_in_arb_keep_a_proven_infinitys_sign(values):
+    """N.maximum / N.minimum of balls and proven infinities (a closed form's max over two orders, one of them +inf)
+    against Python's extended-real max and min: an infinity stays signed (as balls both were [+/- inf], which left
+    a certain +inf divergence undecided), a finite answer's ball contains the float."""
+    from verify.truth.numbers import ProvenInfinity
+
+    with arb_numbers(64) as N:
+        balls = [(N.inf if v > 0 else -N.inf) if math.isinf(v) else N.mpf(v) for v in values]
+        for got, want in ((N.maximum(*balls), max(values)), (N.minimum(*balls), min(values))):
+            if math.isinf(want):
+                assert isinstance(got, ProvenInfinity) and float(got) == want
+            else:
+                assert got.contains(want)

@@ -100,6 +100,9 @@ type1 = sp.Symbol("type1", positive=True)  # a type-I error level x in (0, 1) of
 # multi-step noisy SGD with random batches on a linear model
 reg = sp.Symbol("reg", nonnegative=True)  # curvature of the regulariser reg theta^2/2 (0: no contraction)
 x_prime = sp.Symbol("x_prime", real=True)  # the differing record's value on D' (x on D)
+u_rec = sp.Symbol("u_rec", real=True)  # seed 003's regression target u of the differing record on D
+u_prime = sp.Symbol("u_prime", real=True)  # ... and on D'
+w_start = sp.Symbol("w_start", real=True)  # a data-independent state before one step
 R_holder = sp.Symbol("R_holder", nonnegative=True)  # Theorem 3.3's right-hand side (holder_composition_bound)
 f_top = sp.Symbol("f_top", positive=True)  # the larger value R of a two-valued f in {1, R}
 f_prob = sp.Symbol("f_prob", positive=True)  # P(f = f_top)

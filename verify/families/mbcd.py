@@ -37,8 +37,14 @@ from verify.symbols import (
     o_rate,
     rho,
     steps,
+    u_prime,
+    u_rec,
+    w_start,
     wd,
+    x,
+    x_prime,
 )
+from verify.truth.gaussian import renyi_gaussian_1d
 from verify.truth.linear_gaussian import (
     AffineStep,
     LinearGaussianPair,
@@ -336,4 +342,35 @@ LIFTED_LAYER = Family(
     method="closed form of the Jacobian's spectrum",
 )
 
-FAMILIES = (MBCD_QUADRATIC, MBCD_QUADRATIC_SHUFFLED, MBCD_COUPLED, MBCD_COUPLED_SHUFFLED, LIFTED_LAYER)
+def _variant_step(w0, x_r, u_r, eta_, o_):
+    """Mean and variance of eq. (17)'s output (seed 003, App. B.2.2): (w0 - eta u x + N(0, 2 eta o)) / (1 + eta x^2)."""
+    scale = 1 / (1 + eta_ * x_r**2)
+    return (w0 - eta_ * u_r * x_r) * scale, 2 * eta_ * o_ * scale**2
+
+
+def _variant_renyi(alpha, eta, o, w_start, x, u_rec, x_prime, u_prime):
+    """R_alpha of one step of eq. (17) on D = {(x, u_rec)} against D' = {(x_prime, u_prime)} from the point mass at
+    w_start, the larger order: two Gaussians whose variances differ (eq. 17 scales the noise by the data)."""
+    p = _variant_step(w_start, x, u_rec, eta, o)
+    q = _variant_step(w_start, x_prime, u_prime, eta, o)
+    return num().maximum(renyi_gaussian_1d(*p, *q, alpha), renyi_gaussian_1d(*q, *p, alpha))
+
+
+MBCD_VARIANT_STEP = Family(
+    name="mbcd_variant_step",
+    description="One W-update of the variant of Algorithm 4 (seed 003, App. B.2.2, eq. 17) on a 1-D layer with one "
+                "record in the batch: W' = (w_start - eta u x + N(0, 2 eta o)) / (1 + eta x^2), D = {(x, u_rec)} "
+                "against D' = {(x_prime, u_prime)}, w_start a data-independent point mass; W' released.",
+    parameters=(_ALPHA, _ETA, _param(o, o > 0, "noise magnitude o(k, j): variance 2 eta o before the scaling"),
+                _param(w_start, sp.true, "the state before the step (data-independent)"),
+                _param(x, sp.true, "the record's input on D"), _param(u_rec, sp.true, "the record's target on D"),
+                _param(x_prime, sp.true, "the record's input on D'"),
+                _param(u_prime, sp.true, "the record's target on D'")),
+    facts=frozenset({"replace_one", "fixed_start", "single_step", "variant_eq17"}),
+    truths={_R: exact(_variant_renyi, "closed form R_alpha of two 1-D Gaussians of different variances, the larger "
+                                      "order, 50 digits (+inf where alpha v_q + (1 - alpha) v_p <= 0)")},
+    method="closed form (two Gaussians)",
+)
+
+FAMILIES = (MBCD_QUADRATIC, MBCD_QUADRATIC_SHUFFLED, MBCD_COUPLED, MBCD_COUPLED_SHUFFLED, LIFTED_LAYER,
+            MBCD_VARIANT_STEP)

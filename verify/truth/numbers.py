@@ -171,18 +171,30 @@ class _Arb:
 
     @staticmethod
     def maximum(*xs: Any) -> Any:
-        """A ball containing the max of the balls: max(a, b) = (a + b + |a - b|)/2."""
-        out = _ball(xs[0])
-        for x in xs[1:]:
+        """A ball containing the max of the balls: max(a, b) = (a + b + |a - b|)/2. A proven +inf among them is the
+        max and a proven -inf never is (as balls both would be [+/- inf], which loses the sign)."""
+        if any(isinstance(x, ProvenInfinity) and x > 0 for x in xs):
+            return ProvenInfinity(math.inf)
+        finite = [x for x in xs if not isinstance(x, ProvenInfinity)]
+        if not finite:
+            return ProvenInfinity(-math.inf)
+        out = _ball(finite[0])
+        for x in finite[1:]:
             x = _ball(x)
             out = (out + x + abs(out - x)) / 2
         return out
 
     @staticmethod
     def minimum(*xs: Any) -> Any:
-        """A ball containing the min of the balls: min(a, b) = (a + b - |a - b|)/2."""
-        out = _ball(xs[0])
-        for x in xs[1:]:
+        """A ball containing the min of the balls: min(a, b) = (a + b - |a - b|)/2 (a proven -inf is the min, a
+        proven +inf never is)."""
+        if any(isinstance(x, ProvenInfinity) and x < 0 for x in xs):
+            return ProvenInfinity(-math.inf)
+        finite = [x for x in xs if not isinstance(x, ProvenInfinity)]
+        if not finite:
+            return ProvenInfinity(math.inf)
+        out = _ball(finite[0])
+        for x in finite[1:]:
             x = _ball(x)
             out = (out + x - abs(out - x)) / 2
         return out
