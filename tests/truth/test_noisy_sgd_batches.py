@@ -110,3 +110,98 @@ def test_the_families_reach_the_engine():
     assert cyc == pytest.approx(2.0 * 4 / (2 * 4), rel=1e-12)
     poi = family("noisy_sgd_poisson_linear").truth(Quantity.RENYI, **point, q=1.0, steps=4).value
     assert poi == pytest.approx(2.0 * 16 / (2 * 4), rel=1e-12)  # every step: (4 eta)^2/(eta^2 T)
+
+
+# ---- (eps, delta) of the batch samplers (issue 24: shuffled vs Poisson claims in (eps, delta)) -------------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from verify.truth.gaussian import gaussian_delta  # noqa: E402
+
+DP_SETTINGS = settings(max_examples=12, deadline=None, database=None)
+
+
+@DP_SETTINGS
+@given(q=st.floats(0.01, 1.0), sigma=st.floats(0.3, 4.0), eta=st.floats(0.1, 2.0), b=st.integers(1, 4),
+       delta=st.floats(1e-9, 0.3), eps=st.floats(0.01, 6.0))
+def test_one_poisson_step_against_add_remove_is_the_sampled_gaussian(q, sigma, eta, b, delta, eps):
+    """T = 1, x' = 0: the laws are (1 - q) N(0, v) + q N(eta/b, v) against N(0, v), v = eta^2 sigma^2: the sampled
+    Gaussian of noise multiplier sigma b, whose closed-form hockey stick (verify's sampled_gaussian family, a separate
+    code path) is the reference; the Arb brackets contain it."""
+    kw = dict(eta=eta, reg=0.0, sigma=sigma, b=b, x=1.0, x_prime=0.0, q=q, steps=1)
+    sgm = family("sampled_gaussian")
+    mine, ref = family("noisy_sgd_poisson_linear").truth("dp_delta", eps=eps, **kw), sgm.truth(
+        "dp_delta", q=q, sigma=sigma * b, eps=eps)
+    assert mine.value == pytest.approx(ref.value, rel=1e-9, abs=1e-15)
+    enc = mine.enclose(128)
+    assert float(enc.lower) <= ref.value * (1 + 1e-12) + 1e-300 and ref.value * (1 - 1e-12) <= float(enc.upper)
+    mine, ref = family("noisy_sgd_poisson_linear").truth("dp_epsilon", delta=delta, **kw), sgm.truth(
+        "dp_epsilon", q=q, sigma=sigma * b, delta=delta)
+    assert mine.value == pytest.approx(ref.value, rel=1e-8, abs=1e-12)
+    enc = mine.enclose(128)
+    assert float(enc.lower) <= ref.value + 1e-12 and ref.value - 1e-12 <= float(enc.upper)
+
+
+@DP_SETTINGS
+@given(m=st.integers(1, 4), epochs=st.integers(1, 3), reg=st.sampled_from([0.0, 0.2]), x=st.floats(-1, 1),
+       xp=st.floats(-1, 1), eps=st.floats(0.01, 4.0))
+def test_cyclic_batches_are_one_gaussian_pair(m, epochs, reg, x, xp, eps):
+    """The cyclic family's delta(eps) is Balle and Wang's closed form at mu = |x - x'| c / sqrt(v) (c, v written out
+    here from the model)."""
+    eta, sigma, b, j0 = 0.5, 1.0, 2, m - 1
+    T = m * epochs
+    a = 1 - eta * reg
+    c = eta / b * sum(a ** (T - 1 - (e * m + j0)) for e in range(epochs))
+    v = eta**2 * sigma**2 * sum(a ** (2 * t) for t in range(T))
+    mu = abs(x - xp) * c / math.sqrt(v)
+    got = family("noisy_sgd_cyclic_linear").truth("dp_delta", eta=eta, reg=reg, sigma=sigma, b=b, x=x, x_prime=xp,
+                                                  m=m, steps=T, j0=j0, eps=eps)
+    assert got.value == pytest.approx(float(gaussian_delta(eps, mu)), rel=1e-9, abs=1e-15)
+
+
+def _quad_delta(weights, means_p, means_q, sd, eps) -> float:
+    """max of both orders of int (p - e^eps q)_+ by scipy quad on a fine partition (the mixtures written out)."""
+    log_w = np.log(np.asarray(weights))
+    lo = min(min(means_p), min(means_q)) - 30 * sd
+    hi = max(max(means_p), max(means_q)) + 30 * sd
+
+    def pdf(means, y):
+        return float(np.exp(logsumexp(log_w + norm.logpdf(y, np.asarray(means), sd))))
+    out = []
+    for a, b in ((means_p, means_q), (means_q, means_p)):
+        cuts = np.linspace(lo, hi, 401)
+
+        def gap(y, a=a, b=b):
+            return max(pdf(a, y) - math.exp(eps) * pdf(b, y), 0.0)
+        out.append(sum(integrate.quad(gap, u, w, limit=200, epsabs=1e-15, epsrel=1e-10)[0]
+                       for u, w in zip(cuts[:-1], cuts[1:], strict=True)))
+    return max(out)
+
+
+@pytest.mark.parametrize(("scheme", "kw"), [("noisy_sgd_shuffled_linear", {"m": 2, "steps": 4}),
+                                             ("noisy_sgd_shuffled_once_linear", {"m": 3, "steps": 6}),
+                                             ("noisy_sgd_poisson_linear", {"q": 0.3, "steps": 3})])
+@pytest.mark.parametrize("eps", [0.05, 0.7, 2.5])
+def test_shuffled_and_poisson_hockey_sticks_against_quadrature(scheme, kw, eps):
+    """Mixtures over the sampling patterns written out here (weights and means from the model), integrated by scipy:
+    the family's delta(eps) and its Arb bracket."""
+    eta, reg, sigma, b, x, xp = 0.5, 0.1, 0.8, 1, 1.0, -0.5
+    T = kw["steps"]
+    a = 1 - eta * reg
+    if "q" in kw:
+        pats = [([t for t in range(T) if mask >> t & 1], kw["q"] ** bin(mask).count("1") *
+                 (1 - kw["q"]) ** (T - bin(mask).count("1"))) for mask in range(2**T)]
+    elif scheme.endswith("once_linear"):
+        pats = [([e * kw["m"] + j for e in range(T // kw["m"])], 1 / kw["m"]) for j in range(kw["m"])]
+    else:
+        pats = [([e * kw["m"] + j for e, j in enumerate(js)], kw["m"] ** -(T // kw["m"]))
+                for js in itertools.product(range(kw["m"]), repeat=T // kw["m"])]
+    c = [eta / b * sum(a ** (T - 1 - t) for t in steps) for steps, _ in pats]
+    sd = math.sqrt(eta**2 * sigma**2 * sum(a ** (2 * t) for t in range(T)))
+    ref = _quad_delta([w for _, w in pats], [x * ci for ci in c], [xp * ci for ci in c], sd, eps)
+    got = family(scheme).truth("dp_delta", eta=eta, reg=reg, sigma=sigma, b=b, x=x, x_prime=xp, eps=eps, **kw)
+    assert got.value == pytest.approx(ref, rel=1e-7, abs=1e-12)
+    enc = got.enclose(128)  # proven; the quadrature reference is good to ~1e-10 (its panels' epsrel)
+    assert float(enc.lower) <= ref * (1 + 1e-9) + 1e-12 and ref * (1 - 1e-9) - 1e-12 <= float(enc.upper)
+    assert float(enc.upper) - float(enc.lower) <= 1e-9 * ref + 1e-12

@@ -237,8 +237,21 @@ def _unproven_cost(p: Mixture1D, q: Mixture1D, eps: float, pieces: np.ndarray, t
     raise NotEnclosable("the sign of p - e^eps q could not be proven on the window")
 
 
-def enclose_delta(p: Mixture1D, q: Mixture1D, eps: float, prec: int = 128, rel_tol: float = 1e-9) -> tuple[arb, arb]:
-    """Proven lower <= delta(eps) <= upper (Arb balls of radius 0), for P || Q."""
+def enclose_delta(p: Mixture1D, q: Mixture1D, eps: float, prec: int = 128, rel_tol: float = 1e-9,
+                  weight_error: float = 0.0) -> tuple[arb, arb]:
+    """Proven lower <= delta(eps) <= upper (Arb balls of radius 0), for P || Q.
+
+    `weight_error` = rho bounds |w_i - w~_i| / w~_i between the laws' exact weights and the float ones that `p` and
+    `q` carry: then (1 - rho) P~(A) <= P(A) <= (1 + rho) P~(A) for every A, likewise Q, so with r = log((1 + rho) /
+    (1 - rho)), (1 - rho) delta~(eps + r) <= delta(eps) <= (1 + rho) delta~(eps - r): relative, however large e^eps."""
+    if weight_error > 0:
+        with ctx.workprec(prec):
+            rho = arb(weight_error)
+            shift = float(((1 + rho) / (1 - rho)).log().upper())
+            shift = math.nextafter(shift, math.inf)  # a float at or above the proven shift
+            lower = enclose_delta(p, q, eps + shift, prec, rel_tol)[0] * (1 - rho)
+            upper = enclose_delta(p, q, eps - shift, prec, rel_tol)[1] * (1 + rho)
+            return max(arb(lower.lower()), arb(0)), arb(upper.upper())
     with ctx.workprec(prec):
         e = arb(eps).exp()
         panels = list(zip(*(v.tolist() for v in _panels(p, q, eps)), strict=True))
@@ -260,17 +273,19 @@ def enclose_delta(p: Mixture1D, q: Mixture1D, eps: float, prec: int = 128, rel_t
         return lower_end, arb((lower + extra).upper())
 
 
-def enclose_epsilon(p: Mixture1D, q: Mixture1D, delta: float, prec: int = 128) -> Enclosure:
-    """A proven bracket on the smallest eps >= 0 with delta_{P||Q}(eps) <= delta, around the float root."""
+def enclose_epsilon(p: Mixture1D, q: Mixture1D, delta: float, prec: int = 128,
+                    weight_error: float = 0.0) -> Enclosure:
+    """A proven bracket on the smallest eps >= 0 with delta_{P||Q}(eps) <= delta, around the float root
+    (`weight_error` as for enclose_delta)."""
     e = epsilon_float(p, q, delta)
     if e == 0.0:
-        if enclose_delta(p, q, 0.0, prec)[1] <= arb(delta):
+        if enclose_delta(p, q, 0.0, prec, weight_error=weight_error)[1] <= arb(delta):
             return Enclosure(arb(0), arb(0), "delta(0) = TV <= delta proven in Arb", prec)
         e = 1e-12
     for rel in (1e-10, 1e-7, 1e-4, 1e-2):
         lo, hi = max(e * (1 - rel), 0.0), e * (1 + rel)
-        below = lo == 0.0 or enclose_delta(p, q, lo, prec)[0] > arb(delta)
-        if below and enclose_delta(p, q, hi, prec)[1] <= arb(delta):
+        below = lo == 0.0 or enclose_delta(p, q, lo, prec, weight_error=weight_error)[0] > arb(delta)
+        if below and enclose_delta(p, q, hi, prec, weight_error=weight_error)[1] <= arb(delta):
             return Enclosure(arb(lo), arb(hi), "hockey stick of the mixture pair bracketed in Arb "
                              "(proven sign pieces, Phi differences) on both sides of the float root", prec)
     raise NotEnclosable(f"could not bracket eps(delta) near {e!r} rigorously")

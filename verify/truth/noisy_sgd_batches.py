@@ -28,12 +28,16 @@ import mpmath
 from flint import arb
 
 from verify.errors import ParameterError, ResourceLimitError, check_renyi_order
-from verify.results import Truth
+from verify.results import Method, Truth
 from verify.truth.gaussian import renyi_gaussian_1d
+from verify.truth.hockey_stick_1d import delta_float, enclose_delta, enclose_epsilon, epsilon_float
+from verify.truth.mixture import Mixture1D
 from verify.truth.mixture_quad import renyi_mixture_quad_both
-from verify.truth.numbers import Enclosure, arb_numbers
+from verify.truth.numbers import Enclosure, NotEnclosable, arb_numbers
 
 MAX_COMPONENTS = 1 << 12  # sampling patterns one truth may mix (about 5 s of quadrature)
+_EPS_PAD = 1e-9  # relative pad of a float eps(delta) (Newton on log delta to ~1e-13; the enclosure decides)
+_DELTA_PAD = 1e-9  # relative pad of a float delta(eps) (Phi differences summed in floats)
 
 
 @dataclass(frozen=True)
@@ -150,45 +154,134 @@ def _arb(w):
     return arb(w.numerator) / w.denominator if isinstance(w, Fraction) else arb(w)
 
 
-def poisson_renyi(sgd: LinearSGD, q: float, alpha: float) -> Truth:
-    """Poisson sampling at rate q: the record joins each step independently (2^T patterns)."""
+Patterns = list[tuple[Sequence[int], object]]  # (steps S at which the record is sampled, its exact weight)
+
+
+def poisson_patterns(sgd: LinearSGD, q: float) -> Patterns:
+    """Poisson sampling at rate q: the record joins each step independently (2^T patterns; T + 1 without
+    contraction, where only how often it was sampled matters)."""
     if not (math.isfinite(q) and 0 < q <= 1):
         raise ParameterError(f"sampling rate q must lie in (0, 1], got {q}")
     T = int(sgd.steps)
-    if 2**T > MAX_COMPONENTS and sgd.a != 1:
+    if q == 1:
+        return [(range(T), Fraction(1))]
+    if sgd.a == 1:
+        return [(tuple(range(k)), (q, k, T, math.comb(T, k))) for k in range(T + 1)]
+    if 2**T > MAX_COMPONENTS:
         raise ResourceLimitError(f"2^{T} Poisson patterns, more than {MAX_COMPONENTS}: at most 12 steps (any number "
                                  "without contraction, lam = 0)")
-    if q == 1:
-        return _mixture_renyi(sgd, [(range(T), Fraction(1))], alpha, "noisy SGD, full batch")
-    if sgd.a == 1:  # no contraction: only how often the record was sampled matters, T + 1 patterns
-        patterns = [(tuple(range(k)), (q, k, T, math.comb(T, k))) for k in range(T + 1)]
-    else:
-        patterns = [(tuple(t for t in range(T) if mask >> t & 1), (q, bin(mask).count("1"), T, 1))
-                    for mask in range(2**T)]
-    return _mixture_renyi(sgd, patterns, alpha, "noisy SGD, Poisson batches")
+    return [(tuple(t for t in range(T) if mask >> t & 1), (q, bin(mask).count("1"), T, 1)) for mask in range(2**T)]
 
 
-def shuffled_renyi(sgd: LinearSGD, batches: int, alpha: float, *, once: bool = False) -> Truth:
+def shuffled_patterns(sgd: LinearSGD, batches: int, *, once: bool = False) -> Patterns:
     """Fixed-size batches from a uniform permutation of n = batches * b records: fresh each epoch, or `once`."""
     m, T = _epochs(sgd, batches)
     E = T // m
     if once:
-        patterns = [(tuple(e * m + j for e in range(E)), Fraction(1, m)) for j in range(m)]
-        return _mixture_renyi(sgd, patterns, alpha, "noisy SGD, one shuffle for every epoch")
+        return [(tuple(e * m + j for e in range(E)), Fraction(1, m)) for j in range(m)]
     if m**E > MAX_COMPONENTS:
         raise ResourceLimitError(f"{m}^{E} shuffle patterns, more than {MAX_COMPONENTS}")
-    patterns = [(tuple(e * m + j for e, j in enumerate(js)), Fraction(1, m**E))
-                for js in itertools.product(range(m), repeat=E)]
-    return _mixture_renyi(sgd, patterns, alpha, "noisy SGD, reshuffled every epoch")
+    return [(tuple(e * m + j for e, j in enumerate(js)), Fraction(1, m**E))
+            for js in itertools.product(range(m), repeat=E)]
 
 
-def cyclic_renyi(sgd: LinearSGD, batches: int, position: int, alpha: float) -> Truth:
-    """A fixed order: the record in batch `position` (0-based) of every epoch; one Gaussian pair."""
+def cyclic_patterns(sgd: LinearSGD, batches: int, position: int) -> Patterns:
+    """A fixed order: the record in batch `position` (0-based) of every epoch; one pattern."""
     m, T = _epochs(sgd, batches)
     if isinstance(position, bool) or int(position) != position or not 0 <= position < m:
         raise ParameterError(f"position must be an integer in [0, {m - 1}], got {position}")
-    steps = tuple(e * m + int(position) for e in range(T // m))
-    return _mixture_renyi(sgd, [(steps, Fraction(1))], alpha, "noisy SGD, cyclic batches")
+    return [(tuple(e * m + int(position) for e in range(T // m)), Fraction(1))]
+
+
+def poisson_renyi(sgd: LinearSGD, q: float, alpha: float) -> Truth:
+    """R_alpha, both orders, of noisy SGD with Poisson batches (`poisson_patterns`)."""
+    what = "noisy SGD, full batch" if q == 1 else "noisy SGD, Poisson batches"
+    return _mixture_renyi(sgd, poisson_patterns(sgd, q), alpha, what)
+
+
+def shuffled_renyi(sgd: LinearSGD, batches: int, alpha: float, *, once: bool = False) -> Truth:
+    """R_alpha, both orders, with reshuffled (or shuffled-once) fixed-size batches (`shuffled_patterns`)."""
+    what = "noisy SGD, one shuffle for every epoch" if once else "noisy SGD, reshuffled every epoch"
+    return _mixture_renyi(sgd, shuffled_patterns(sgd, batches, once=once), alpha, what)
+
+
+def cyclic_renyi(sgd: LinearSGD, batches: int, position: int, alpha: float) -> Truth:
+    """R_alpha of cyclic batches (`cyclic_patterns`): one Gaussian pair."""
+    return _mixture_renyi(sgd, cyclic_patterns(sgd, batches, position), alpha, "noisy SGD, cyclic batches")
+
+
+# ---- (eps, delta): the tight hockey stick of the two laws, bracketed in Arb (verify.truth.hockey_stick_1d) ---------
+
+def _laws(sgd: LinearSGD, patterns: Patterns) -> tuple[Mixture1D, Mixture1D, float]:
+    """The released laws on D (record x) and D' (x') over the patterns, and a proven bound on max_S |w~_S - w_S| / w~_S,
+    the relative distance of the float weights they carry from the exact ones (both laws share the weights)."""
+    if len(patterns) > MAX_COMPONENTS:
+        raise ResourceLimitError(f"{len(patterns)} sampling patterns, more than {MAX_COMPONENTS}")
+    c = [sum(sgd.weight(t) for t in steps) for steps, _ in patterns]
+    weights = [_float(w) for _, w in patterns]
+    error = max((abs(arb(f) - _arb(w)) / arb(f) for f, (_, w) in zip(weights, patterns, strict=True) if f > 0),
+                key=lambda e: float(e.upper()), default=arb(0))
+    sds = [math.sqrt(sgd.variance())] * len(c)
+    return (Mixture1D.of(weights, [sgd.x * ci for ci in c], sds),
+            Mixture1D.of(weights, [sgd.x_prime * ci for ci in c], sds), float(error.upper()))
+
+
+def mixture_dp_epsilon(sgd: LinearSGD, patterns: Patterns, delta: float, what: str) -> Truth:
+    """The tight eps(delta) of noisy SGD's released iterate, the larger of both orders (replace-one), with the Arb
+    bracket of both (padded by the float weights' distance from the exact ones) as its enclosure."""
+    if not 0 < delta < 1:
+        raise ParameterError(f"delta must lie in (0, 1), got {delta!r}")
+    p, q, error = _laws(sgd, patterns)
+    value = max(epsilon_float(p, q, delta), epsilon_float(q, p, delta))
+
+    def enclose(prec: int) -> Enclosure:
+        return _larger_epsilon(p, q, delta, prec, error)
+
+    pad = _EPS_PAD * value + 1e-15
+    return Truth(value, max(value - pad, 0.0), value + pad, Method.EXACT,
+                 f"{what}: tight eps(delta) of the {len(p.weights)}-component mixture pair, both orders",
+                 enclose=enclose)
+
+
+def _larger_epsilon(p: Mixture1D, q: Mixture1D, delta: float, prec: int, error: float) -> Enclosure:
+    """The larger of both orders' eps(delta), enclosed: each order's bracket where it can be had; an order whose
+    bracket cannot be (a degenerate pair: N(0, v) against (1 - q) N(0, v) + q N(mu, v) at eps near -log(1 - q)) is
+    proven to lie below the other's lower end instead (delta of that order at that end <= delta)."""
+    found, failed = [], []
+    for x, y in ((p, q), (q, p)):
+        try:
+            found.append(enclose_epsilon(x, y, delta, prec, weight_error=error))
+        except NotEnclosable as err:
+            failed.append((x, y, err))
+    if not found:
+        raise failed[0][2]
+    best = max(found, key=lambda e: float(e.lower))
+    below = math.nextafter(float(best.lower), -math.inf)  # a float at or below the proven lower end
+    for x, y, err in failed:
+        if below < 0 or not enclose_delta(x, y, below, prec, weight_error=error)[1] <= arb(delta):
+            raise err
+    lower = max((e.lower for e in found), key=float)
+    upper = max((e.upper for e in found), key=float)
+    return Enclosure(lower, upper, best.method, prec)
+
+
+def mixture_dp_delta(sgd: LinearSGD, patterns: Patterns, eps: float, what: str) -> Truth:
+    """The tight delta(eps), the larger of both orders, bracketed in Arb."""
+    if not math.isfinite(eps):
+        raise ParameterError(f"eps must be finite, got {eps!r}")
+    p, q, error = _laws(sgd, patterns)
+    value = max(delta_float(p, q, eps), delta_float(q, p, eps))
+
+    def enclose(prec: int) -> Enclosure:
+        (a_lo, a_hi), (b_lo, b_hi) = (enclose_delta(x, y, eps, prec, weight_error=error)
+                                      for x, y in ((p, q), (q, p)))
+        return Enclosure(max(a_lo, b_lo), max(a_hi, b_hi), "hockey stick of the mixture pair bracketed in Arb, both "
+                         "orders", prec)
+
+    pad = _DELTA_PAD * value + 1e-300
+    return Truth(value, max(value - pad, 0.0), min(value + pad, 1.0), Method.EXACT,
+                 f"{what}: tight delta(eps) of the {len(p.weights)}-component mixture pair, both orders",
+                 enclose=enclose)
 
 
 def _epochs(sgd: LinearSGD, batches: int) -> tuple[int, int]:
