@@ -213,7 +213,7 @@ def _tally(reasons: dict[str, int], reason: str) -> None:
 
 def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 2000, budget_s: float = 10.0,
                    seed: int = 0, companions: Sequence[Theorem] = (),
-                   progress: Callable[[str, int, int], None] | None = None) -> SearchOutcome:
+                   progress: Callable[[str, int, int], None] | None = None, shrink: bool = True) -> SearchOutcome:
     """Hypothesis search for a VIOLATED point of `theorem` on `app`, with the counts of what it did.
 
     `max_examples` bounds the points tried (reproducible for a seed); `budget_s` caps the whole search in wall-clock
@@ -221,7 +221,9 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
     spent the search stops and reports the last certified counterexample, if any). The search's predicate is the
     float filter; a point it calls VIOLATED counts only once the rigorous re-check (verify.rigorous) proved it: a
     re-check that is undecided, capped or fails is an *uncertified* point, and the reasons are kept.
-    `progress(label, tried, max_examples)` is called as each point is tried (verify.progress draws it).
+    `progress(label, tried, max_examples)` is called as each point is tried (verify.progress draws it). `shrink=False`
+    keeps the first certified counterexample instead of shrinking it (hypothesis's shrinker re-draws points, costly
+    ones included: the catalog run's searches skip it).
     """
     _validate(max_examples, budget_s, None)
     start = time.monotonic()
@@ -301,7 +303,8 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
         memo[key] = found
         return found
 
-    config = settings(max_examples=max_examples, deadline=None, database=None, phases=[Phase.generate, Phase.shrink],
+    phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
+    config = settings(max_examples=max_examples, deadline=None, database=None, phases=phases,
                       suppress_health_check=list(HealthCheck))
     try:  # the strategy's analysis of the assumptions (which can be heavy) is part of the search: under its budget
         with deadline(max(end - time.monotonic(), 1e-3), "the search's time budget"):
