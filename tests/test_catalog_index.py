@@ -18,6 +18,9 @@ def test_the_shipped_listing_matches_the_sources_and_the_catalog():
     shipped = json.loads(index.INDEX.read_text())
     assert shipped["digest"] == index.digest(), ("verify/catalog_index.json is out of date: run "
                                                  "`python -m verify.catalog_index` and commit it")
+    if shipped["sympy"] != index.sympy_version():  # another SymPy may print a bound otherwise: the listing is unused
+        assert index.entries() is None
+        pytest.skip(f"the listing was printed by SymPy {shipped['sympy']}, this is {index.sympy_version()}")
     assert shipped == index.build()
 
 
