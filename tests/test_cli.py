@@ -59,3 +59,23 @@ def test_a_verify_process_takes_one_blas_thread_unless_the_user_set_a_count(monk
     single_threaded_blas()
     assert {name: os.environ[name] for name in BLAS_THREADS} == {
         "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "3", "MKL_NUM_THREADS": "1"}
+
+
+def test_every_option_of_every_command_has_help_text():
+    """Issue 25: `verify <command> --help` explains every option and argument."""
+    import argparse
+
+    from verify.cli import build_parser
+
+    missing = []
+
+    def walk(parser: argparse.ArgumentParser, prefix: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, f"{prefix} {name}")
+            elif not action.help and action.dest != "help":
+                missing.append(f"{prefix} {'/'.join(action.option_strings) or action.dest}")
+
+    walk(build_parser(), "verify")
+    assert missing == []

@@ -429,14 +429,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("list", help="list catalog entries")
     p.add_argument("only", nargs="*", help="ids or paper keys (e.g. chourasia2021)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print each entry's full description as JSON")
     p.set_defaults(fn=cmd_list)
 
     p = sub.add_parser("check", help="check one entry at one parameter point")
-    p.add_argument("id")
-    p.add_argument("--param", "-p", type=_param, action="append", default=[], metavar="NAME=VALUE")
-    p.add_argument("--family")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("id", help="a catalog id (see `verify list`)")
+    p.add_argument("--param", "-p", type=_param, action="append", default=[], metavar="NAME=VALUE",
+                   help="a parameter of the point (repeatable; the entry's grid gives the others' defaults)")
+    p.add_argument("--family", help="which family to check on (needed where the entry has several)")
+    p.add_argument("--json", action="store_true", help="print the point's result as JSON")
     _plugin_option(p)
     p.set_defaults(fn=cmd_check)
 
@@ -448,7 +449,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                    "the results do not depend on it)")
     _falsify_option(p)
     _executor_options(p)
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(fn=cmd_run)
 
     p = sub.add_parser("report", help="run the checks and write results.json, report.md and index.html with plots; "
@@ -471,7 +472,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("bound", help="SymPy expression over the family's parameters, e.g. "
                                  "'alpha*S**2*eta*K/(4*n**2*sigma**2)'")
     p.add_argument("--family", required=True, help="instance family (see `verify families`)")
-    p.add_argument("--side", choices=SIDES, default="upper")
+    p.add_argument("--side", choices=SIDES, default="upper",
+                   help="what the bound claims: an upper bound on the truth (default), a lower bound, or equality")
     p.add_argument("--assume", action="append", default=[], metavar="COND",
                    help="extra assumption restricting the search, e.g. 'eta < 1/lam' (repeatable)")
     p.add_argument("--bind", action="append", default=[], type=_assignment, metavar="NAME=EXPR",
@@ -484,7 +486,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a parameter or declared symbol that takes integer values only, e.g. an integer order "
                         "alpha; drawn as integers (repeatable)")
     p.add_argument("--quantity", help="which truth of the family (default: renyi, or its only quantity)")
-    p.add_argument("--seed", type=_SEED, default=0)
+    p.add_argument("--seed", type=_SEED, default=0,
+                   help="seed of the search (default 0; the same seed gives the same points)")
     p.add_argument("--max-examples", type=_bounded(int, "--max-examples", 1), default=2000,
                    help="points to try (default 2000)")
     p.add_argument("--min-checked", type=_bounded(int, "--min-checked", 0), default=None, metavar="N",
@@ -497,7 +500,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "`verify conventions` lists them (repeatable)")
     p.add_argument("--fix", action="append", default=[], type=_param, metavar="NAME=VALUE",
                    help="pin a family parameter at a value during the search (repeatable)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the search's full record as JSON")
     _plugin_option(p)
     p.set_defaults(fn=cmd_falsify)
 
@@ -521,7 +524,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target-eps", type=float, help="the eps a calibration must meet")
     p.add_argument("--compare", action="store_true", help="evaluate every installed accountant on the schedule and "
                                                          "mark each conservative, tight or UNDER-REPORTS")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true",
+                   help="print the answer as JSON (\"epsilon\" or \"delta\" with lower, estimate, upper)")
     p.set_defaults(fn=cmd_account)
 
     p = sub.add_parser("certify", help="certify a bound-vs-bound claim over a box (python-flint interval "
