@@ -68,9 +68,13 @@ class Sweep:
 
 
 def base_point(theorem: Theorem, app: Application, result: ApplicationResult) -> dict[str, float] | None:
-    """The grid parameters of the worst checked point, else of the first grid point inside the assumptions."""
-    if result.worst is not None:
-        return {k: result.worst.params[k] for k in app.grid_names if k in result.worst.params}
+    """The grid parameters of the worst checked grid point (the falsifier's points, drawn anywhere and kept unshrunk,
+    are shown in the counterexample box, not swept around), else of the worst point, else of the first grid point
+    inside the assumptions."""
+    grid = [p for p in result.points if p.origin == "grid"]
+    worst = min(grid, key=lambda p: p.margin) if grid else result.worst
+    if worst is not None:
+        return {k: worst.params[k] for k in app.grid_names if k in worst.params}
     for params in grid_points(app):
         try:
             resolve(theorem, app, params)
