@@ -115,3 +115,20 @@ def test_the_counterexample_is_a_certified_violation_even_where_an_undecided_poi
     c = result.counterexample
     assert c.verdict is Verdict.VIOLATED and c.bound < c.truth.lower
     assert result.to_dict()["counterexample"]["params"] == c.params
+
+
+def test_the_counterexample_shown_is_a_grid_point_when_the_grid_has_one():
+    """A falsifier's point (drawn anywhere, unshrunk in a catalog run) is the counterexample only where no grid point
+    is VIOLATED, even with a smaller margin."""
+    import dataclasses
+
+    from verify.runner import run
+
+    result, = run(["chourasia2021.theorem3.cor1_start"], falsify=0).results
+    grid = [p for p in result.points if p.verdict is Verdict.VIOLATED]
+    assert grid and result.counterexample.origin == "grid"
+    far = dataclasses.replace(grid[0], origin="falsifier", margin=min(p.margin for p in grid) - 1.0)
+    with_search = dataclasses.replace(result, points=(*result.points, far))
+    assert with_search.counterexample.origin == "grid"
+    only = dataclasses.replace(result, points=(*[p for p in result.points if p.verdict is not Verdict.VIOLATED], far))
+    assert only.counterexample is far

@@ -376,8 +376,11 @@ class ApplicationResult:
 
     @property
     def counterexample(self) -> PointResult | None:
-        """The certified VIOLATED point with the smallest margin; None when no point is VIOLATED."""
-        return min((p for p in self.points if p.verdict is Verdict.VIOLATED), key=lambda p: p.margin, default=None)
+        """The certified VIOLATED grid point with the smallest margin; a falsifier's point (drawn anywhere in the
+        domain, and kept unshrunk by a catalog run) only where no grid point is VIOLATED; None when none is."""
+        violated = [p for p in self.points if p.verdict is Verdict.VIOLATED]
+        grid = [p for p in violated if p.origin == "grid"]
+        return min(grid or violated, key=lambda p: p.margin, default=None)
 
     @property
     def vacuous(self) -> bool:
