@@ -17,13 +17,11 @@ from verify.families.mixtures import skip_pnsgd_components, stop_pnsgd_component
 from verify.model import Assumption, Family, Parameter, Quantity
 from verify.results import Method, Truth
 from verify.symbols import L, delta, n, sigma, t, tasks
-from verify.truth.hockey_stick_1d import enclose_epsilon, epsilon_float
+from verify.truth.hockey_stick_1d import epsilon_truth
 from verify.truth.mixture import Mixture1D
 from verify.truth.mixture_quad import renyi_mixture_quad_both
-from verify.truth.numbers import Enclosure
 
 _DP = Quantity.DP_EPSILON
-_PAD = 1e-9  # relative pad of the float eps(delta): Newton on log delta to ~1e-13, on a delta(eps) good to ~1e-12
 
 
 def _pair(components, n: int, t: int, L: float, sigma: float, runs: int = 1) -> tuple[Mixture1D, Mixture1D]:
@@ -35,21 +33,9 @@ def _pair(components, n: int, t: int, L: float, sigma: float, runs: int = 1) -> 
     return Mixture1D.of(w, np.array(means) * scale, sds), Mixture1D.of(w, np.array(means_q) * scale, sds)
 
 
-def _epsilon(p: Mixture1D, q: Mixture1D, delta: float, what: str) -> Truth:
-    """max over both orders of the tight eps(delta), with its Arb bracket as the enclosure."""
-    value = max(epsilon_float(p, q, delta), epsilon_float(q, p, delta))
-
-    def enclose(prec: int) -> Enclosure:
-        a, b = enclose_epsilon(p, q, delta, prec), enclose_epsilon(q, p, delta, prec)
-        return Enclosure(max(a.lower, b.lower), max(a.upper, b.upper), a.method, prec)
-
-    pad = _PAD * value + 1e-15
-    return Truth(value, max(value - pad, 0.0), value + pad, Method.EXACT, what, enclose=enclose)
-
-
 def _skip_epsilon(sigma, L, n, t, delta) -> Truth:
     p, q = _pair(skip_pnsgd_components, int(n), int(t), float(L), float(sigma))
-    return _epsilon(p, q, float(delta), f"Skip-PNSGD, record {int(t)} of {int(n)} = +-L: tight eps(delta) of the "
+    return epsilon_truth(p, q, float(delta), f"Skip-PNSGD, record {int(t)} of {int(n)} = +-L: tight eps(delta) of the "
                                         f"{len(p.weights)}-component mixture pair, both orders")
 
 
@@ -106,10 +92,10 @@ def _tasks_epsilon(sigma, L, n, t, tasks, delta) -> Truth:
     what = f"{k} independent Stop-PNSGD runs, record {t} of {n} = +-L"
     if n == 1 or k == 1:  # one Gaussian (n = 1: the k runs merge) or one mixture pair: tight
         p, q = _pair(stop_pnsgd_components, n, t, float(L), float(sigma), runs=k if n == 1 else 1)
-        return _epsilon(p, q, delta, what + (": a Gaussian mechanism with sqrt(k) times the gap" if n == 1 else
+        return epsilon_truth(p, q, delta, what + (": a Gaussian mechanism with sqrt(k) times the gap" if n == 1 else
                                              ": one mixture pair") + ", tight eps(delta), both orders")
     p, q = _pair(stop_pnsgd_components, n, t, float(L), float(sigma))
-    lower = _epsilon(p, q, delta, "").lower  # dropping k - 1 runs is post-processing
+    lower = epsilon_truth(p, q, delta, "").lower  # dropping k - 1 runs is post-processing
     upper = max(_rdp_epsilon_upper(p, q, k, delta), lower)
     return Truth((lower + upper) / 2, lower, upper, Method.SERIES,
                  what + ": between one run's tight eps(delta) and the RDP conversion of k R_alpha (no enclosure)")

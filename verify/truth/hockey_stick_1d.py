@@ -24,6 +24,7 @@ import numpy as np
 
 from verify.backend import log_sum_exp
 from verify.errors import ParameterError
+from verify.results import Method, Truth
 from verify.truth.mixture import Mixture1D
 from verify.truth.numbers import Enclosure, NotEnclosable
 
@@ -42,6 +43,7 @@ _STEPS = 200  # Newton/bisection steps at most (bisection alone reaches _XTOL fr
 _EPS_NEWTON = 1e-10  # a Newton step on log delta(eps) this small (relative to eps) ends the eps search
 _EPS_STEPS = 200  # Newton/bisection steps of the eps search at most
 _EPS_MAX = 8192.0  # eps(delta) above this is an error (the pair is almost distinguishable)
+_EPS_PAD = 1e-9  # relative pad of a float eps(delta): Newton on log delta to ~1e-13, on a delta(eps) good to ~1e-12
 _MARGIN = 1e-13  # widening of float log-density ends, relative to 1 + |value|: above their rounding (_log_extremes)
 
 
@@ -289,3 +291,36 @@ def enclose_epsilon(p: Mixture1D, q: Mixture1D, delta: float, prec: int = 128,
             return Enclosure(arb(lo), arb(hi), "hockey stick of the mixture pair bracketed in Arb "
                              "(proven sign pieces, Phi differences) on both sides of the float root", prec)
     raise NotEnclosable(f"could not bracket eps(delta) near {e!r} rigorously")
+
+
+def enclose_larger_epsilon(p: Mixture1D, q: Mixture1D, delta: float, prec: int = 128,
+                           weight_error: float = 0.0) -> Enclosure:
+    """The larger of both orders' eps(delta) (a pair of laws under add/remove or replace-one), enclosed: each order's
+    bracket where it can be had; an order whose bracket cannot be (a degenerate pair: N(0, v) against (1 - q) N(0, v)
+    + q N(mu, v) at eps near -log(1 - q)) is proven to lie below the other's lower end instead (its delta there is
+    <= delta)."""
+    found, failed = [], []
+    for x, y in ((p, q), (q, p)):
+        try:
+            found.append(enclose_epsilon(x, y, delta, prec, weight_error=weight_error))
+        except NotEnclosable as err:
+            failed.append((x, y, err))
+    if not found:
+        raise failed[0][2]
+    best = max(found, key=lambda e: float(e.lower))
+    below = math.nextafter(float(best.lower), -math.inf)  # a float at or below the proven lower end
+    for x, y, err in failed:
+        if below < 0 or not enclose_delta(x, y, below, prec, weight_error=weight_error)[1] <= arb(delta):
+            raise err
+    lower = max((e.lower for e in found), key=float)
+    upper = max((e.upper for e in found), key=float)
+    return Enclosure(lower, upper, best.method, prec)
+
+
+def epsilon_truth(p: Mixture1D, q: Mixture1D, delta: float, what: str, weight_error: float = 0.0) -> Truth:
+    """The tight eps(delta) of the pair, the larger of both orders: the float root, padded by _EPS_PAD relative (the
+    float filter's interval), with `enclose_larger_epsilon` as its rigorous enclosure."""
+    value = max(epsilon_float(p, q, delta), epsilon_float(q, p, delta))
+    pad = _EPS_PAD * value + 1e-15
+    return Truth(value, max(value - pad, 0.0), value + pad, Method.EXACT, what,
+                 enclose=lambda prec: enclose_larger_epsilon(p, q, delta, prec, weight_error))

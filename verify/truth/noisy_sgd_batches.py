@@ -30,13 +30,12 @@ from flint import arb
 from verify.errors import ParameterError, ResourceLimitError, check_renyi_order
 from verify.results import Method, Truth
 from verify.truth.gaussian import renyi_gaussian_1d
-from verify.truth.hockey_stick_1d import delta_float, enclose_delta, enclose_epsilon, epsilon_float
+from verify.truth.hockey_stick_1d import delta_float, enclose_delta, epsilon_truth
 from verify.truth.mixture import Mixture1D
 from verify.truth.mixture_quad import renyi_mixture_quad_both
-from verify.truth.numbers import Enclosure, NotEnclosable, arb_numbers
+from verify.truth.numbers import Enclosure, arb_numbers
 
 MAX_COMPONENTS = 1 << 12  # sampling patterns one truth may mix (about 5 s of quadrature)
-_EPS_PAD = 1e-9  # relative pad of a float eps(delta) (Newton on log delta to ~1e-13; the enclosure decides)
 _DELTA_PAD = 1e-9  # relative pad of a float delta(eps) (Phi differences summed in floats)
 
 
@@ -232,37 +231,8 @@ def mixture_dp_epsilon(sgd: LinearSGD, patterns: Patterns, delta: float, what: s
     if not 0 < delta < 1:
         raise ParameterError(f"delta must lie in (0, 1), got {delta!r}")
     p, q, error = _laws(sgd, patterns)
-    value = max(epsilon_float(p, q, delta), epsilon_float(q, p, delta))
-
-    def enclose(prec: int) -> Enclosure:
-        return _larger_epsilon(p, q, delta, prec, error)
-
-    pad = _EPS_PAD * value + 1e-15
-    return Truth(value, max(value - pad, 0.0), value + pad, Method.EXACT,
-                 f"{what}: tight eps(delta) of the {len(p.weights)}-component mixture pair, both orders",
-                 enclose=enclose)
-
-
-def _larger_epsilon(p: Mixture1D, q: Mixture1D, delta: float, prec: int, error: float) -> Enclosure:
-    """The larger of both orders' eps(delta), enclosed: each order's bracket where it can be had; an order whose
-    bracket cannot be (a degenerate pair: N(0, v) against (1 - q) N(0, v) + q N(mu, v) at eps near -log(1 - q)) is
-    proven to lie below the other's lower end instead (delta of that order at that end <= delta)."""
-    found, failed = [], []
-    for x, y in ((p, q), (q, p)):
-        try:
-            found.append(enclose_epsilon(x, y, delta, prec, weight_error=error))
-        except NotEnclosable as err:
-            failed.append((x, y, err))
-    if not found:
-        raise failed[0][2]
-    best = max(found, key=lambda e: float(e.lower))
-    below = math.nextafter(float(best.lower), -math.inf)  # a float at or below the proven lower end
-    for x, y, err in failed:
-        if below < 0 or not enclose_delta(x, y, below, prec, weight_error=error)[1] <= arb(delta):
-            raise err
-    lower = max((e.lower for e in found), key=float)
-    upper = max((e.upper for e in found), key=float)
-    return Enclosure(lower, upper, best.method, prec)
+    return epsilon_truth(p, q, delta, f"{what}: tight eps(delta) of the {len(p.weights)}-component mixture pair, "
+                         "both orders", weight_error=error)
 
 
 def mixture_dp_delta(sgd: LinearSGD, patterns: Patterns, eps: float, what: str) -> Truth:
