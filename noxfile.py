@@ -10,7 +10,7 @@ nox.options.reuse_existing_virtualenvs = True
 @nox.session
 def tests(session: nox.Session) -> None:
     session.install("-e", ".[test,report]")
-    session.run("pytest", *session.posargs)
+    session.run("pytest", *(session.posargs or ["-n", "auto"]))
 
 
 @nox.session
@@ -22,9 +22,9 @@ def theorems(session: nox.Session) -> None:
 
 # The lowest versions pyproject.toml allows, installed exactly: `nox -s minimums` runs the suite against them.
 MINIMUMS = ("sympy==1.12", "numpy==1.26.0", "scipy==1.11.1", "mpmath==1.3.0", "array-api-compat==1.9",
-            "hypothesis==6.100.0", "python-flint==0.7.0", "pytest==8.2.0", "array-api-strict==2.0",
-            "pytest-benchmark==4.0.0", "jsonschema==4.18.0", "matplotlib==3.8.0", "jinja2==3.1.2",
-            "dp-accounting==0.6.0", "dask[distributed]==2024.1.0", "tqdm==4.66.0")
+            "hypothesis==6.100.0", "python-flint==0.7.0", "pytest==8.2.0", "pytest-xdist==3.5.0",
+            "array-api-strict==2.0", "pytest-benchmark==4.0.0", "jsonschema==4.18.0", "matplotlib==3.8.0",
+            "jinja2==3.1.2", "dp-accounting==0.6.0", "dask[distributed]==2024.1.0", "tqdm==4.66.0")
 
 
 @nox.session
@@ -53,7 +53,7 @@ def bench(session: nox.Session) -> None:
     """Benchmarks (pytest-benchmark), never part of the test suite's pass/fail: the whole catalog's run and report
     (wall time, memory, output sizes), time to a first counterexample, SGM RDP against dp_accounting, kernels."""
     session.install("-e", ".[test,report]")
-    session.run("pytest", "benchmarks", "--benchmark-enable", "--benchmark-only", *session.posargs)
+    session.run("pytest", "benchmarks", "-n", "0", "--benchmark-enable", "--benchmark-only", *session.posargs)
 
 
 @nox.session

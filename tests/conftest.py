@@ -45,3 +45,11 @@ def catalog_run() -> tuple[ApplicationResult, ...]:
 def catalog_grid(catalog_run) -> dict[tuple[str, str], ApplicationResult]:
     """(theorem id, family) -> the entry's grid result (`grid_only`)."""
     return {(r.theorem, r.family): grid_only(r) for r in catalog_run}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (`--dist loadgroup`), every test that reads the whole-catalog run is sent to one worker,
+    so the run is made once per suite, as without xdist."""
+    for item in items:
+        if {"catalog_run", "catalog_grid"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group("catalog"))
