@@ -49,7 +49,11 @@ def test_same_width_as_dp_accounting(benchmark, steps):
 
 
 def test_relative_1e_3_bracket(benchmark):
-    ours, t_ours = benchmark.pedantic(_timed, args=(lambda: accountant.epsilon(DELTA, [(Q, SIGMA, 1000)], tol=1e-3),),
-                                      rounds=1, iterations=1)
-    benchmark.extra_info.update({"verify_s": t_ours, "target_s": 1.0, "answer": str(ours)})
-    print(f"\n1e-3 relative at (0.01, 1.0, 1000, 1e-5): {ours} in {t_ours:.2f} s (target <= 1 s)")
+    """5 cold rounds (the composed-PLD cache emptied before each); the median is the number reported"""
+    from verify.truth import pld
+
+    ours, _ = benchmark.pedantic(_timed, args=(lambda: accountant.epsilon(DELTA, [(Q, SIGMA, 1000)], tol=1e-3),),
+                                 setup=pld._CACHE.clear, rounds=5, iterations=1)
+    median = benchmark.stats.stats.median
+    benchmark.extra_info.update({"verify_s": median, "target_s": 1.0, "answer": str(ours)})
+    print(f"\n1e-3 relative at (0.01, 1.0, 1000, 1e-5): {ours} in {median:.2f} s (median of 5; target <= 1 s)")

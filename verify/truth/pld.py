@@ -449,21 +449,37 @@ def _spectral_power(parts: list[_Step], lo: int, hi: int, budget_goal: float = 0
     circular length N >= hi - lo + 1; the mass outside the window folds onto it, which `_window` bounds), clipped at 0
     and rounded to double; with an l1 bound on its floating-point error.
 
-    ASSUMPTION (as for the convolutions before: Higham, Accuracy and Stability, 2nd ed., Thm 24.2): a power-of-two
-    FFT with unit roundoff u has normwise relative error <= eps_N = 1.25 * 8 log2(N) u (u of x87 long double where
-    numpy has it). With Parseval (the full spectrum of a has l2 norm sqrt(N) |a|_2), the spectrum error of phase i,
-    cast to the power's precision u_p, is E_i <= (eps_N + u_p) sqrt(N) |a_i|_2, so
-    |x_c^T - x^T| <= T (1 + E_i)^(T - 1) |x_c - x| pointwise (|x| <= |a|_1 <= 1); the powers (in polar form) and
-    the products of the phases (sqrt(5) u each: Brent, Percival & Zimmermann 2007) have the relative
-    errors `_polar_power` bounds. The inverse adds eps_N |z|_2 / sqrt(N) in l2, and l1 <= sqrt(N) l2 on the
-    window."""
+    ASSUMPTION (the componentwise form of Higham, Accuracy and Stability, 2nd ed., Thm 24.2, whose proof bounds
+    every output: each is the exact DFT of the input with every term's factor perturbed by at most (1 + mu)^log2(N)
+    - 1): a power-of-two FFT with unit roundoff u computes every spectrum element within eps_N |a|_1 of the exact
+    one, eps_N = 1.25 * 8 log2(N) u (u of x87 long double where numpy has it); checked against exact compositions in
+    tests/truth/test_pld.py. With the cast to the power's precision u_p, phase i's element k is within
+    r_i = (eps_N + u_p (1 + eps_N)) |a_i|_1 of the exact x_ik, so |x_ik| and the computed one are at most
+    m_ik = min(|a_i|_1, |x_c,ik| + r_i), and by the mean value theorem |x_c^T - x^T| <= T m^(T - 1) r per element:
+    the product over the phases is off by at most D_k = prod_i m_ik^T_i * sum_i T_i r_i / m_ik, tiny wherever the
+    composed spectrum is (only the few frequencies near 0 keep |x| near 1), and the l2 norm of D over the full
+    spectrum bounds the l1 error on the window (Parseval, and l1 <= sqrt(N) l2 on N positions). The powers (in polar
+    form) and the products of the phases (sqrt(5) u each: Brent, Percival & Zimmermann 2007) have the relative errors
+    `_polar_power` bounds. The inverse adds eps_N |z|_2 / sqrt(N) in l2.
+
+    With a `budget_goal` > 0 the transforms run in double first (about 3x faster than long double) and again in long
+    double only where that budget exceeds the goal."""
     size = hi - lo + 1
     if size > 2 * _MAX_CELLS:
         raise ResourceLimitError(f"eps_tolerance too small: the composed grid needs {size} > {2 * _MAX_CELLS} cells")
     n = 1 << max(1, (size - 1).bit_length())
-    dtype = _WIDE or np.float64
+    if _WIDE is not None and budget_goal > 0:
+        out, budget = _spectral_power_in(np.float64, parts, lo, size, n, budget_goal)
+        if budget <= budget_goal:
+            return out, budget
+    return _spectral_power_in(_WIDE or np.float64, parts, lo, size, n, budget_goal)
+
+
+def _spectral_power_in(dtype, parts: list[_Step], lo: int, size: int, n: int,
+                       budget_goal: float) -> tuple[np.ndarray, float]:
+    """`_spectral_power` with transforms of length n in `dtype`"""
     item = np.dtype(dtype).itemsize
-    require_memory(float(n) * (5 * item + 2 * 8), "the privacy-loss distribution's spectral composition")
+    require_memory(float(n) * (5 * item + 4 * 8), "the privacy-loss distribution's spectral composition")
     u = float(np.finfo(dtype).eps) / 2
     eps_n = 1.25 * 8 * math.log2(n) * u
     # the powers run in double (transcendentals in long double are slow) where the cast's rounding, T_i 2^-53 times
@@ -471,17 +487,23 @@ def _spectral_power(parts: list[_Step], lo: int, hi: int, budget_goal: float = 0
     cast = sum(p.steps * _U * math.sqrt(n) * float(np.linalg.norm(p.mass)) for p in parts)
     u_power = _U if dtype is np.float64 or cast <= 0.1 * budget_goal else u
     power_type = np.complex128 if u_power == _U else np.clongdouble
-    spectrum, rel, errors, growth = None, None, 0.0, 0.0
+    spectrum, rel = None, None
+    log_reach, share, pad = 0.0, 0.0, 0.0  # sum_i T_i log m_i, sum_i T_i r_i / m_i and the rounding of both (D_k)
     for part in parts:
-        # positions taken mod n (the circular convolution reads them so anyway): a core longer than n folds
+        # positions taken mod n (the circular convolution reads them so anyway): a core longer than n folds, each
+        # folded sum rounding within (rows - 1) u of the l1 norm
         rows = -(-len(part.mass) // n)
         a = np.zeros(rows * n, dtype=dtype)
         a[: len(part.mass)] = part.mass
         a = a.reshape(rows, n).sum(axis=0) if rows > 1 else a
         f = sfft.rfft(a, n).astype(power_type)  # a cast to double is one more rounding
-        e_i = (eps_n + u_power) * math.sqrt(n) * (1 + 1e-9) * (float(np.linalg.norm(part.mass)) + 2 * _U)
-        errors += part.steps * e_i
-        growth += part.steps * math.log1p(e_i)
+        l1 = float(np.sum(part.mass)) * (1 + (math.log2(len(part.mass) + 1) + 2) * _U)
+        r_i = (eps_n + (rows - 1) * u + u_power * (1 + eps_n)) * l1 * (1 + 1e-9)
+        reach = np.minimum(l1, np.abs(f.astype(np.complex128)) * (1 + 4 * _U) + r_i)
+        log_m = np.log(reach)
+        log_reach = log_reach + part.steps * log_m
+        share = share + part.steps * r_i / reach
+        pad = pad + part.steps * (np.abs(log_m) + 1)
         power, power_rel = _polar_power(f, part.steps, u_power)
         if spectrum is None:
             spectrum, rel = power, power_rel
@@ -499,7 +521,10 @@ def _spectral_power(parts: list[_Step], lo: int, hi: int, budget_goal: float = 0
     top = float(np.max(rel))
     z2 = math.sqrt(float(np.sum(mag2))) * (1 + 1e-9) / max(1 - top, 0.5)
     rounding = math.sqrt(float(np.sum(rel.astype(np.float64) ** 2 * mag2))) * (1 + 1e-9) / max(1 - top, 0.5)
-    spectral = errors * math.exp(growth) + rounding
+    log_d = log_reach + np.log(share) + 16 * _U * (pad + np.abs(log_reach) + 2) + 1e-9
+    top_d = float(np.max(log_d))  # the l2 norm scaled by its largest term: no underflow of D^2
+    spectral = math.exp(top_d) * math.sqrt(float(np.sum(weights * np.exp(2 * (log_d - top_d))))) * (1 + 1e-9)
+    spectral += rounding
     budget = spectral + eps_n * z2
     if dtype is not np.float64:
         budget += 2 * _U * float(np.sum(out))
