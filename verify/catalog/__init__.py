@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from verify.catalog import bu2020, chen2024, chourasia2021, feldman2018, thudi2024, wang2021
+from verify.catalog import abadi2016, bu2020, chen2024, chourasia2021, feldman2018, thudi2024, wang2021
 from verify.catalog_index import no_match
 from verify.errors import UnknownIdError, did_you_mean
 from verify.model import Application, Theorem
 
 PAPERS = {"chen2024": chen2024, "chourasia2021": chourasia2021, "feldman2018": feldman2018, "wang2021": wang2021,
-          "thudi2024": thudi2024, "bu2020": bu2020}
+          "thudi2024": thudi2024, "bu2020": bu2020,
+          "abadi2016": abadi2016}
 
 CATALOG: dict[str, Theorem] = {t.id: t for module in PAPERS.values() for t in module.THEOREMS}
 
