@@ -47,6 +47,7 @@ def catalog_grid(catalog_run) -> dict[tuple[str, str], ApplicationResult]:
     return {(r.theorem, r.family): grid_only(r) for r in catalog_run}
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the group marks
 def pytest_collection_modifyitems(config, items):
     """Under pytest-xdist (`--dist loadgroup`), every test that reads the whole-catalog run is sent to one worker,
     so the run is made once per suite, as without xdist."""

@@ -26,11 +26,11 @@ def _src(result: str, equation: str = "") -> Source:
 # the order alpha = lambda + 1 of the Rényi divergence whose (lambda-scaled) value is the log moment alpha_M(lambda)
 LAMBDA = alpha - 1
 HYPOTHESES = (
-    Assumption("moment_order", Eq(alpha, sp.floor(alpha)) & (alpha >= 2),
-               "lambda = alpha - 1 a positive integer"),
+    Assumption("moment_order", alpha >= 2, "lambda = alpha - 1 >= 1"),
+    Assumption("integer_moment", Eq(alpha, sp.floor(alpha)), "lambda = alpha - 1 an integer"),
     Assumption("noise", sigma >= 1, "sigma >= 1"),
     Assumption("small_rate", q < 1 / (16 * sigma), "q < 1/(16 sigma)"),
-    Assumption("moment_range", LAMBDA <= sigma**2 * log(1 / (q * sigma)), "lambda <= sigma^2 log(1/(q sigma))"),
+    Assumption("moment_range", alpha <= 1 + sigma**2 * log(1 / (q * sigma)), "lambda <= sigma^2 log(1/(q sigma))"),
 )
 # log moment over lambda, the remainder O(q^3 lambda^3/sigma^3) dropped
 LEADING_RDP = q**2 * alpha / ((1 - q) * sigma**2)
