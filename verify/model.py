@@ -19,6 +19,7 @@ import sympy as sp
 
 from verify.bounds import HELPERS
 from verify.errors import AssumptionError, ParameterError, did_you_mean
+from verify.quantities import Quantity
 from verify.results import Truth, Verdict
 
 PRECISION_DPS = 50  # digits used to evaluate bounds and assumptions
@@ -32,41 +33,6 @@ class Direction(str, Enum):
     UPPER = "upper"  # bound >= truth
     LOWER = "lower"  # bound <= truth
     EXACT = "exact"  # bound == truth
-
-
-class Quantity(str, Enum):
-    """The quantity of the released output that a theorem speaks about."""
-
-    RENYI = "renyi"  # R_alpha(law on D || law on D'), natural log
-    DP_EPSILON = "dp_epsilon"  # smallest eps with (eps, delta)-DP for the pair, at the given delta
-    DP_EPSILON_SIGNED = "dp_epsilon_signed"  # the smallest real eps (< 0 where delta exceeds the total variation)
-    DP_DELTA = "dp_delta"  # the tight delta(eps) of the pair, both orders, at the given eps
-    GDP_MU = "gdp_mu"  # the smallest mu with mu-GDP (Dong, Roth & Su): exact for equal-covariance Gaussian pairs
-    TRADEOFF = "tradeoff_beta"  # the smallest type-II error at type-I error type1, the smaller of both orders (f-DP)
-    DP_EPSILON_ADD = "dp_epsilon_add"  # the same for one direction: P(M(D u x*) in S) <= e^eps P(M(D) in S) + delta
-    EXCESS_RISK = "excess_risk"  # E[L_D(theta_K)] - min L_D  (utility)
-    LSI_CONSTANT = "lsi_constant"  # largest c such that every tracing-diffusion marginal is c-LSI
-    AVG_GRAD_SQ = "avg_grad_norm_sq"  # (1/K) sum_k E||grad f(x_k)||^2 (utility, non-convex)
-    AVG_EXCESS_RISK = "avg_excess_risk"  # (1/K) sum_k E[f(x_k)] - min f (utility, ergodic)
-    AVERAGED_ITERATE_RISK = "averaged_iterate_risk"  # E[f(sum_k w_k x_k)] - min f: an averaged iterate's excess risk
-    SHIFTED_RENYI = "shifted_renyi"  # D_alpha^{(z)}: Rényi divergence after moving the first law by <= z in W_inf
-    GRADIENT_MAP_LIPSCHITZ = "gradient_map_lipschitz"  # Lipschitz constant of F(theta) = theta - eta grad f(theta)
-    PROX_LIPSCHITZ = "prox_lipschitz"  # Lipschitz constant of the proximal map T = Prox_{eta, r}
-    EXPECTED_BATCH_RENYI = "expected_batch_renyi"  # E_B R_alpha(law on one dataset || N(U(B), s^2)), B from the other
-    COMPOSITION_ORDER = "composition_order"  # the Rényi order a Hölder composition charges a step at
-    HOLDER_BOUND = "holder_composition_bound"  # Theorem 3.3's right-hand side with the exact per-step divergences
-    ESTIMATOR_UNDERCUT = "estimator_undercut_probability"  # P(a Monte-Carlo plug-in estimate < the true divergence)
-    HOLDER_HOCKEY_STICK = "holder_hockey_stick"  # sup_S [P_1(S) - e^eps P_0(S)^(1-1/p)], Gaussian pair (Lemma A.1)
-    ESTIMATE_BELOW_BOUND = "estimate_below_bound_probability"  # P(a plug-in estimate < the exact bound it stands for)
-    SMOOTHNESS = "smoothness_constant"  # sup over K of the largest eigenvalue of a smoothed function's Hessian
-    APPROX_ERROR = "approximation_error"  # sup over K of |f_hat - f| (a smoothed function against the original)
-    DEVIATION_PROBABILITY = "deviation_probability"  # P(|empirical mean - expectation| >= a deviation)
-
-    @property
-    def kind(self) -> str:
-        utility = (Quantity.EXCESS_RISK, Quantity.AVG_GRAD_SQ, Quantity.AVG_EXCESS_RISK, Quantity.SMOOTHNESS,
-                   Quantity.APPROX_ERROR, Quantity.AVERAGED_ITERATE_RISK)
-        return "utility" if self in utility else "privacy"
 
 
 class Variant(str, Enum):
