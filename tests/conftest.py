@@ -4,6 +4,9 @@ catalog entry's result reads it from there."""
 from __future__ import annotations
 
 import dataclasses
+import fcntl
+import os
+import pickle
 import sys
 
 import pytest
@@ -33,12 +36,24 @@ def grid_only(result: ApplicationResult) -> ApplicationResult:
 
 
 @pytest.fixture(scope="session")
-def catalog_run() -> tuple[ApplicationResult, ...]:
+def catalog_run(tmp_path_factory) -> tuple[ApplicationResult, ...]:
     """Every catalog entry, checked over its grid and searched by the falsifier (seed 0, verify's default), with up
-    to 4 worker processes: the one whole-catalog run of the suite."""
+    to 4 worker processes: the one whole-catalog run of the suite. Under pytest-xdist the first worker to need it
+    makes it and the others read it (pytest-xdist's recipe for a session fixture made once: a file in the session's
+    shared temporary folder, behind a lock)."""
     from verify.runner import run
 
-    return run(workers=None).results
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return run(workers=None).results
+    shared = tmp_path_factory.getbasetemp().parent
+    made = shared / "catalog_run.pickle"
+    with open(shared / "catalog_run.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if made.exists():
+            return pickle.loads(made.read_bytes())
+        results = run(workers=None).results
+        made.write_bytes(pickle.dumps(results))
+        return results
 
 
 @pytest.fixture(scope="session")
@@ -49,8 +64,9 @@ def catalog_grid(catalog_run) -> dict[tuple[str, str], ApplicationResult]:
 
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the group marks
 def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (`--dist loadgroup`), every test that reads the whole-catalog run is sent to one worker,
-    so the run is made once per suite, as without xdist."""
+    """Under pytest-xdist (`--dist loadgroup`), every test that reads the whole-catalog run is sent to one worker
+    (where the xdist and pytest versions honour the group: with pytest 9.2 they do not, and `catalog_run`'s shared
+    file keeps the run to one per suite anyway)."""
     for item in items:
         if {"catalog_run", "catalog_grid"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.xdist_group("catalog"))
