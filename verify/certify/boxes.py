@@ -14,16 +14,10 @@ from typing import Any
 import sympy as sp
 
 from verify import symbols as _symbols
-from verify.certify.intervals import DEFAULT_PREC, LOG_RATIO, Interval, _need_flint
+from verify.certify.intervals import DEFAULT_PREC, LOG_RATIO, Interval, _need_flint, arb, ctx
 from verify.certify.translate import _compiled
 from verify.errors import ParameterError
 from verify.parsing import ALLOWED_CONSTANTS, ALLOWED_FUNCTIONS, PARSER_NAMES
-
-try:  # python-flint is a runtime dependency of verify
-    from flint import arb, ctx
-except ImportError:  # pragma: no cover - exercised only without python-flint
-    arb = ctx = None
-
 
 # ---- boxes ---------------------------------------------------------------------------------------------------
 

@@ -11,12 +11,6 @@ from verify.certify.boxes import E0_ratio, m, mu
 from verify.certify.search import CERTIFIED, COUNTEREXAMPLE, INCONCLUSIVE, Certificate, certify
 from verify.errors import UnknownIdError
 
-try:  # python-flint is a runtime dependency of verify
-    from flint import arb, ctx
-except ImportError:  # pragma: no cover - exercised only without python-flint
-    arb = ctx = None
-
-
 # ---- named claims ---------------------------------------------------------------------------------------------
 
 _Box = dict[str, tuple[str, str]]

@@ -23,17 +23,13 @@ from verify.certify.intervals import (
     _need_flint,
     _negative,
     _positive,
+    arb,
+    ctx,
 )
 from verify.certify.translate import Compiled, _compile_condition, _compiled
 from verify.errors import ParameterError
 from verify.model import PRECISION_DPS, evaluate
 from verify.parsing import parse_expression
-
-try:  # python-flint is a runtime dependency of verify
-    from flint import arb, ctx
-except ImportError:  # pragma: no cover - exercised only without python-flint
-    arb = ctx = None
-
 
 # ---- the certificate ------------------------------------------------------------------------------------------
 

@@ -28,15 +28,11 @@ from verify.certify.intervals import (
     _need_flint,
     _neg,
     _point,
+    arb,
+    ctx,
 )
 from verify.errors import ParameterError
 from verify.recursion import RecursiveBound
-
-try:  # python-flint is a runtime dependency of verify
-    from flint import arb, ctx
-except ImportError:  # pragma: no cover - exercised only without python-flint
-    arb = ctx = None
-
 
 # ---- translation of SymPy trees into interval functions -------------------------------------------------------
 
