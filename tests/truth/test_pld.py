@@ -321,3 +321,32 @@ def test_fft_componentwise_error_assumption(n, shape):
         assert np.all(err <= (eps_double - eps_wide) * l1), (shape, float(np.max(err)))
         worst = max(worst, float(np.max(err)) / (eps_double * l1))
     assert worst > 0  # the reference does see the double transform's rounding
+
+
+@pytest.mark.parametrize("wide", [False, True])
+@pytest.mark.parametrize("goal", [0.0, 1e-9])
+@pytest.mark.parametrize("phases", [((0.01, 1.0, 1000),), ((0.01, 1.0, 500), (0.05, 2.0, 300)),
+                                    ((0.2, 0.8, 30), (0.01, 1.0, 200), (0.5, 3.0, 10))])
+def test_spectral_composition_stays_within_its_memory_estimate(wide, goal, phases, monkeypatch):
+    """The memory cap is checked against `spectral_bytes` before the composition: what it allocates (tracemalloc sees
+    NumPy's arrays) stays within the estimate's share for the arrays held (the rest is scipy's FFT buffers), in double
+    and long double, with the powers in double or long double, for one to three phases."""
+    import tracemalloc
+
+    if wide and pld._WIDE is None:
+        pytest.skip("no x87 long double")
+    dtype = pld._WIDE if wide else np.float64
+    parts = [pld._step_pmf("add", q, s, 2e-5, t) for q, s, t in phases]
+    lo, hi, _ = pld._window(parts, pld._ALIAS_TAIL)
+    size = hi - lo + 1
+    n = 1 << max(1, (size - 1).bit_length())
+    seen = {}
+    real_bytes = pld.spectral_bytes
+    monkeypatch.setattr(pld, "spectral_bytes", lambda *a: seen.setdefault("bytes", real_bytes(*a)))
+    tracemalloc.start()
+    try:
+        pld._spectral_power_in(dtype, parts, lo, size, n, goal)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak <= seen["bytes"] - 2 * n * np.dtype(dtype).itemsize, (peak / n, seen["bytes"] / n)

@@ -478,8 +478,6 @@ def _spectral_power(parts: list[_Step], lo: int, hi: int, budget_goal: float = 0
 def _spectral_power_in(dtype, parts: list[_Step], lo: int, size: int, n: int,
                        budget_goal: float) -> tuple[np.ndarray, float]:
     """`_spectral_power` with transforms of length n in `dtype`"""
-    item = np.dtype(dtype).itemsize
-    require_memory(float(n) * (5 * item + 4 * 8), "the privacy-loss distribution's spectral composition")
     u = float(np.finfo(dtype).eps) / 2
     eps_n = 1.25 * 8 * math.log2(n) * u
     # the powers run in double (transcendentals in long double are slow) where the cast's rounding, T_i 2^-53 times
@@ -487,8 +485,9 @@ def _spectral_power_in(dtype, parts: list[_Step], lo: int, size: int, n: int,
     cast = sum(p.steps * _U * math.sqrt(n) * float(np.linalg.norm(p.mass)) for p in parts)
     u_power = _U if dtype is np.float64 or cast <= 0.1 * budget_goal else u
     power_type = np.complex128 if u_power == _U else np.clongdouble
-    spectrum, rel = None, None
-    log_reach, share, pad = 0.0, 0.0, 0.0  # sum_i T_i log m_i, sum_i T_i r_i / m_i and the rounding of both (D_k)
+    require_memory(spectral_bytes(n, dtype, power_type, len(parts)),
+                   "the privacy-loss distribution's spectral composition")
+    spectrum = rel = log_reach = share = pad = None  # D_k's sum_i T_i log m_i, sum_i T_i r_i / m_i and rounding pad
     for part in parts:
         # positions taken mod n (the circular convolution reads them so anyway): a core longer than n folds, each
         # folded sum rounding within (rows - 1) u of the l1 norm
@@ -496,53 +495,113 @@ def _spectral_power_in(dtype, parts: list[_Step], lo: int, size: int, n: int,
         a = np.zeros(rows * n, dtype=dtype)
         a[: len(part.mass)] = part.mass
         a = a.reshape(rows, n).sum(axis=0) if rows > 1 else a
-        f = sfft.rfft(a, n).astype(power_type)  # a cast to double is one more rounding
+        f = sfft.rfft(a, n)
+        del a
+        f = f.astype(power_type, copy=False)  # a cast to double is one more rounding
         l1 = float(np.sum(part.mass)) * (1 + (math.log2(len(part.mass) + 1) + 2) * _U)
         r_i = (eps_n + (rows - 1) * u + u_power * (1 + eps_n)) * l1 * (1 + 1e-9)
-        reach = np.minimum(l1, np.abs(f.astype(np.complex128)) * (1 + 4 * _U) + r_i)
+        steps = float(part.steps)
+        reach = np.abs(f).astype(np.float64, copy=False)  # m_ik = min(l1, |x_c| (1 + 4u) + r_i), in place
+        reach *= 1 + 4 * _U
+        reach += r_i
+        np.minimum(reach, l1, out=reach)
         log_m = np.log(reach)
-        log_reach = log_reach + part.steps * log_m
-        share = share + part.steps * r_i / reach
-        pad = pad + part.steps * (np.abs(log_m) + 1)
+        np.divide(steps * r_i, reach, out=reach)
+        share = reach if share is None else np.add(share, reach, out=share)
+        del reach
+        if log_reach is None:
+            log_reach = log_m * steps
+        else:
+            log_reach += log_m * steps
+        np.abs(log_m, out=log_m)
+        log_m += 1
+        log_m *= steps
+        pad = log_m if pad is None else np.add(pad, log_m, out=pad)
+        del log_m
         power, power_rel = _polar_power(f, part.steps, u_power)
+        del f
         if spectrum is None:
             spectrum, rel = power, power_rel
         else:
-            spectrum, rel = spectrum * power, rel + power_rel + math.sqrt(5) * u_power
+            spectrum *= power
+            rel += power_rel
+            rel += math.sqrt(5) * u_power
+        del power, power_rel
     # circular index r holds the position sums = r (mod n): the window starts at lo
-    inverse = sfft.irfft(spectrum.astype(np.clongdouble) if dtype is not np.float64 else spectrum, n)
-    out = np.roll(inverse, -(lo % n))[:size].astype(np.float64)
+    inverse = sfft.irfft(spectrum.astype(np.clongdouble, copy=False) if dtype is not np.float64 else spectrum, n)
+    start = lo % n
+    first = min(size, n - start)
+    out = np.empty(size)
+    out[:first] = inverse[start:start + first]
+    out[first:] = inverse[:size - first]
+    del inverse
     np.maximum(out, 0.0, out=out)
-    weights = np.full(len(spectrum), 2.0)
-    weights[0] = 1.0
-    if n % 2 == 0:
-        weights[-1] = 1.0
-    mag2 = weights * np.abs(spectrum.astype(np.complex128)) ** 2
+    # the full spectrum's l2 norms from the half spectrum: weight 1 at 0 and at N/2 (N is even), 2 elsewhere
+    mag2 = np.abs(spectrum).astype(np.float64, copy=False)
+    del spectrum
+    np.square(mag2, out=mag2)
+    mag2[1:-1] *= 2
     top = float(np.max(rel))
     z2 = math.sqrt(float(np.sum(mag2))) * (1 + 1e-9) / max(1 - top, 0.5)
-    rounding = math.sqrt(float(np.sum(rel.astype(np.float64) ** 2 * mag2))) * (1 + 1e-9) / max(1 - top, 0.5)
-    log_d = log_reach + np.log(share) + 16 * _U * (pad + np.abs(log_reach) + 2) + 1e-9
+    rel = rel.astype(np.float64, copy=False)
+    np.square(rel, out=rel)
+    rel *= mag2
+    rounding = math.sqrt(float(np.sum(rel))) * (1 + 1e-9) / max(1 - top, 0.5)
+    del rel, mag2
+    # log D_k = log_reach + log(share) + 16u (pad + |log_reach| + 2) + 1e-9, in place
+    log_d = np.log(share, out=share)
+    log_d += log_reach
+    np.abs(log_reach, out=log_reach)
+    pad += log_reach
+    pad += 2
+    pad *= 16 * _U
+    log_d += pad
+    log_d += 1e-9
+    del log_reach, pad
     top_d = float(np.max(log_d))  # the l2 norm scaled by its largest term: no underflow of D^2
-    spectral = math.exp(top_d) * math.sqrt(float(np.sum(weights * np.exp(2 * (log_d - top_d))))) * (1 + 1e-9)
-    spectral += rounding
+    log_d -= top_d
+    log_d *= 2
+    np.exp(log_d, out=log_d)
+    log_d[1:-1] *= 2
+    spectral = math.exp(top_d) * math.sqrt(float(np.sum(log_d))) * (1 + 1e-9) + rounding
     budget = spectral + eps_n * z2
     if dtype is not np.float64:
         budget += 2 * _U * float(np.sum(out))
     return out, budget
 
 
+def spectral_bytes(n: int, dtype, power_type, phases: int) -> float:
+    """An upper bound on the memory `_spectral_power_in` allocates for transforms of length n: the arrays it holds at
+    once (measured with tracemalloc in tests/truth/test_pld.py: 40-92 bytes a cell, under the `held` share) and two
+    transform-length buffers of scipy's FFT (its own allocations, which tracemalloc does not see)."""
+    wide_powers = np.dtype(power_type).itemsize > 16  # complex long double
+    base = 48 if np.dtype(dtype) == np.dtype(np.float64) else 80 if wide_powers else 64
+    held = base + (32 if wide_powers else 16) * (phases - 1)
+    return float(n) * (held + 2 * np.dtype(dtype).itemsize)
+
+
 def _polar_power(f: np.ndarray, k: int, u: float) -> tuple[np.ndarray, np.ndarray]:
     """f**k elementwise as |f|^k e^(i k arg f), and a bound on each element's relative error (the modulus, log,
     angle, the products by k, exp, cos and sin each round within a few u of their size: 8u (k (|log|f|| + |arg f|
     + 2) + 4) in all)"""
-    mag = np.abs(f)
-    ang = np.angle(f)
     with np.errstate(divide="ignore"):
-        log_mag = np.log(mag)
-    turn = k * ang
-    power = np.exp(k * log_mag) * (np.cos(turn) + 1j * np.sin(turn))
-    finite = np.where(np.isfinite(log_mag), np.abs(log_mag), 0.0)
-    rel = 8 * u * (k * (finite + np.abs(ang) + 2) + 4)
+        log_mag = np.log(np.abs(f))
+    ang = np.angle(f)
+    rel = np.abs(log_mag)  # 8u (k (|log|f|| + |arg f| + 2) + 4), |log|f|| read as 0 where |f| = 0
+    rel[~np.isfinite(rel)] = 0.0
+    rel += np.abs(ang)
+    rel += 2
+    rel *= k
+    rel += 4
+    rel *= 8 * u
+    log_mag *= k
+    modulus = np.exp(log_mag, out=log_mag)
+    ang *= k
+    power = np.empty(len(f), dtype=f.dtype)
+    np.cos(ang, out=power.real)
+    power.real *= modulus
+    np.sin(ang, out=power.imag)
+    power.imag *= modulus
     return power, rel
 
 
