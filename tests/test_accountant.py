@@ -256,3 +256,10 @@ def test_a_relative_tolerance_is_relative_to_the_estimate():
     mu = math.sqrt(24) / 569.3  # q = 1: mu-GDP exactly
     exact = float(mpmath.ncdf(-0.0372 / mu + mu / 2) - mpmath.exp(0.0372) * mpmath.ncdf(-0.0372 / mu - mu / 2))
     assert r.lower <= exact <= r.upper
+
+
+def test_the_answer_shows_its_inputs_unrounded():
+    """delta = 0.999999999 is not shown as 1, nor q = 0.9999999999 as 1 (6 significant digits where they are exact)"""
+    r = accountant.epsilon(0.999999999, [(0.9999999999, 1.0, 10)], tol=0.5)
+    assert "delta=0.999999999)" in str(r) and "q=0.9999999999," in str(r)
+    assert "delta=1e-05)" in str(accountant.epsilon(1e-5, [(0.01, 1.0, 10)], tol=0.5))

@@ -271,3 +271,10 @@ def test_certify_takes_text_as_the_cli_does(lhs, rhs, box, assume, status):
     objects = certify(sp.sympify(lhs, locals=names), sp.sympify(rhs, locals=names), box,
                       assumptions=None if assume is None else sp.sympify(assume, locals=names), budget_s=20)
     assert from_text.status == objects.status == status
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [("--prec", "0", "--prec must lie in [16, 4096], got 0"),
+                                                          ("--max-boxes", "0", "--max-boxes must be > 0, got 0")])
+def test_a_bad_limit_names_itself(option, value, message, capsys):
+    assert main(["certify", "--lhs", "x", "--rhs", "1", "--box", "x=0:1", option, value]) == 2
+    assert message in capsys.readouterr().err

@@ -80,3 +80,45 @@ def test_a_plugin_quantity_from_the_cli(tmp_path, capsys):
                  "total_variation", "mu/3"])
     out = capsys.readouterr().out
     assert code == 1 and "counterexample to user.bound on gaussian_shift_tv" in out
+
+
+def test_enum_compatible_lookups_and_immutability():
+    assert Quantity["RENYI"] is Quantity.RENYI and Quantity.__members__["TRADEOFF"] is Quantity.TRADEOFF
+    assert list(Quantity.__members__) == [q.name for q in Quantity]
+    assert f"{Quantity.RENYI:>16}" == "  Quantity.RENYI"
+    with pytest.raises(KeyError):
+        Quantity["NOPE"]
+    with pytest.raises(AttributeError, match="immutable"):
+        Quantity.RENYI.name = "OTHER"
+    with pytest.raises(ValueError, match="already the quantity 'renyi'"):
+        Quantity.register("renyi_again", "x", name="RENYI")
+    with pytest.raises(ValueError, match="upper case"):
+        Quantity.register("tv3", "x", name="not a name")
+    with pytest.raises(ValueError, match="description is a str"):
+        Quantity.register("tv4", 5)
+    made = Quantity.register("tv5", "x", name="TV_FIVE")
+    assert Quantity["TV_FIVE"] is made
+    with pytest.raises(ValueError, match="already registered"):
+        Quantity.register("tv5", "x", name="TV_5")
+
+
+@pytest.mark.parametrize("key", ["made_up", "total_variation"])
+def test_a_family_keyed_by_a_plain_string_is_bad_input(tmp_path, capsys, key):
+    """A truth keyed by a str (registered id or not) is refused with one line naming the fix, by `register` and by
+    `--plugin` (it was an internal error once a command read the key's .value)."""
+    from verify.errors import PluginError
+    from verify.model import Family, Parameter
+
+    Quantity.register("total_variation", "sup_S |P(S) - Q(S)| of the two released laws")
+    mu = __import__("sympy").Symbol("mu", positive=True)
+    fam = Family(name="str_keyed", description="x", parameters=(Parameter(mu, mu > 0, "gap"),), facts=frozenset(),
+                 truths={key: lambda mu: None}, method="x")
+    with pytest.raises(PluginError, match=f"keyed by '{key}', not a verify.model.Quantity"):
+        families.register(fam)
+    path = tmp_path / "str_keyed.py"
+    path.write_text(_readme_example().split("register(Family")[0].replace("TV = ", "_TV = ")
+                    + f"register(Family(name='str_keyed', description='x', parameters=(Parameter(mu, mu > 0, 'g'),),"
+                    f" facts=frozenset(), truths={{{key!r}: closed_form(tv, 'x')}}, method='x'))\n")
+    assert main(["families", "--plugin", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "not a verify.model.Quantity" in err and len(err.strip().splitlines()) == 1

@@ -23,6 +23,12 @@ from dataclasses import dataclass
 from verify.errors import ParameterError, ResourceLimitError
 
 NEIGHBOURING = {"add_remove": ("add", "remove"), "add": ("add",), "remove": ("remove",)}
+
+
+def _num(x: float) -> str:
+    """`x` in 6 significant digits where that is `x` itself, else in full (delta = 0.999999999 is not shown as 1)"""
+    short = f"{x:g}"
+    return short if float(short) == x else repr(float(x))
 DEFAULT_TOL = 1e-3  # relative width of the bracket
 MAX_STEPS = 10**7
 _START_WIDTH = 0.1  # eps width of the first, coarse bracket (it sets the scale of a relative tolerance)
@@ -51,7 +57,7 @@ class Phase:
         object.__setattr__(self, "steps", int(steps))
 
     def __str__(self) -> str:
-        return f"{self.steps} steps of q={self.q:g}, sigma={self.sigma:g}"
+        return f"{self.steps} steps of q={_num(self.q)}, sigma={_num(self.sigma)}"
 
 
 @dataclass(frozen=True)
@@ -86,8 +92,9 @@ class AccountantResult:
     def __str__(self) -> str:
         name = "eps" if self.quantity == "epsilon" else "delta"
         at = "delta" if self.quantity == "epsilon" else "eps"
-        return (f"{name}({at}={self.given:g}) in [{self.lower:.6g}, {self.upper:.6g}] (estimate {self.estimate:.6g}, "
-                f"certified) for {self.schedule()} ({self.neighbouring.replace('_', '/')})")
+        return (f"{name}({at}={_num(self.given)}) in [{self.lower:.6g}, {self.upper:.6g}] "
+                f"(estimate {self.estimate:.6g}, certified) for {self.schedule()} "
+                f"({self.neighbouring.replace('_', '/')})")
 
     def __repr__(self) -> str:
         return f"<AccountantResult {self}>"
@@ -95,7 +102,7 @@ class AccountantResult:
     def _repr_html_(self) -> str:
         name = "&epsilon;" if self.quantity == "epsilon" else "&delta;"
         at = "&delta;" if self.quantity == "epsilon" else "&epsilon;"
-        return (f"<div><b>{name}</b>({at} = {self.given:g}) &isin; [{self.lower:.6g}, {self.upper:.6g}] "
+        return (f"<div><b>{name}</b>({at} = {_num(self.given)}) &isin; [{self.lower:.6g}, {self.upper:.6g}] "
                 f"(estimate {self.estimate:.6g}, certified)<br><small>{html.escape(self.schedule())}; "
                 f"{html.escape(self.neighbouring.replace('_', '/'))} neighbours; loss grid {self.grid_width:.3g}"
                 f"</small></div>")

@@ -163,9 +163,10 @@ def cmd_certify(args: argparse.Namespace) -> int:
     for option, value in (("--budget", args.budget), ("--min-width", args.min_width)):
         if not (math.isfinite(value) and value > 0):  # nan and inf included: a budget is a finite time
             raise ParameterError(f"{option} must be a finite number > 0, got {value!r}")
-    if args.max_boxes <= 0 or not 16 <= args.prec <= 4096:
-        raise ParameterError(f"--max-boxes must be > 0 (got {args.max_boxes}) and 16 <= --prec <= 4096 "
-                             f"(got {args.prec})")
+    if args.max_boxes <= 0:
+        raise ParameterError(f"--max-boxes must be > 0, got {args.max_boxes}")
+    if not 16 <= args.prec <= 4096:
+        raise ParameterError(f"--prec must lie in [16, 4096], got {args.prec}")
     limits = {"max_boxes": args.max_boxes, "budget_s": args.budget, "min_width": args.min_width, "prec": args.prec}
     try:
         if args.claim:

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from types import MappingProxyType
 from typing import ClassVar
 
 _ID = re.compile(r"[a-z][a-z0-9_]*\Z")
+_NAME = re.compile(r"[A-Z][A-Z0-9_]*\Z")
 KINDS = ("privacy", "utility")
 
 
@@ -34,6 +36,18 @@ class _Registry(type):
     def __contains__(cls, value: object) -> bool:
         return isinstance(value, str) and value in cls._registered
 
+    def __getitem__(cls, name: str) -> Quantity:
+        """By name, as an Enum: `Quantity["RENYI"]` (KeyError for an unknown name)."""
+        for q in cls._registered.values():
+            if q.name == name:
+                return q
+        raise KeyError(name)
+
+    @property
+    def __members__(cls) -> MappingProxyType:
+        """name -> quantity, as an Enum's"""
+        return MappingProxyType({q.name: q for q in cls._registered.values()})
+
 
 class Quantity(str, metaclass=_Registry):
     """The quantity of the released output that a theorem speaks about: its id (`value`), an upper-case `name`, a
@@ -50,19 +64,30 @@ class Quantity(str, metaclass=_Registry):
         results use it. Registering an id again with the same description and kind returns the registered one."""
         if not isinstance(value, str) or not _ID.match(value):
             raise ValueError(f"a quantity id is lower case letters, digits and underscores, got {value!r}")
+        if not isinstance(description, str):
+            raise ValueError(f"a quantity's description is a str, got {description!r}")
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        name = value.upper() if name is None else name
+        if not isinstance(name, str) or not _NAME.match(name):
+            raise ValueError(f"a quantity's name is upper case letters, digits and underscores, got {name!r}")
         known = cls._registered.get(value)
         if known is not None:
-            if (known.description, known.kind) != (description, kind):
-                raise ValueError(f"quantity {value!r} is already registered as {known.description!r} ({known.kind})")
+            if (known.description, known.kind, known.name) != (description, kind, name):
+                raise ValueError(f"quantity {value!r} is already registered as {known.name} ({known.description!r}, "
+                                 f"{known.kind})")
             return known
+        taken = next((q for q in cls._registered.values() if q.name == name), None)
+        if taken is not None:
+            raise ValueError(f"the name {name} is already the quantity {taken.value!r}")
         made = str.__new__(cls, value)
-        made.name = name or value.upper()
-        made.description = description
-        made.kind = kind
+        for field, given in (("name", name), ("description", description), ("kind", kind)):
+            object.__setattr__(made, field, given)
         cls._registered[value] = made
         return made
+
+    def __setattr__(self, field: str, value: object) -> None:
+        raise AttributeError(f"a quantity is immutable: cannot set {field}")
 
     @property
     def value(self) -> str:
@@ -71,7 +96,8 @@ class Quantity(str, metaclass=_Registry):
     def __str__(self) -> str:
         return f"Quantity.{self.name}"
 
-    __format__ = object.__format__  # f"{q}" as str(q), as an Enum member formats
+    def __format__(self, spec: str) -> str:  # f"{q}" as str(q), as an Enum member formats (specs included)
+        return format(str(self), spec)
 
     def __repr__(self) -> str:
         return f"<Quantity.{self.name}: {self.value!r}>"

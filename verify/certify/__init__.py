@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from verify.certify.boxes import BoxSpec, _known_symbols, arb_bounds, arb_eval, parse_box
 from verify.certify.claims import CLAIMS, Claim, run_claim
-from verify.certify.intervals import DEFAULT_PREC
+from verify.certify.intervals import DEFAULT_PREC, LOG_RATIO
 from verify.certify.search import (
     CERTIFIED,
     COUNTEREXAMPLE,
@@ -35,6 +35,6 @@ from verify.certify.search import (
 )
 from verify.parsing import parse_expression
 
-__all__ = ["CERTIFIED", "CLAIMS", "COUNTEREXAMPLE", "DEFAULT_PREC", "INCONCLUSIVE", "RELATIONS", "BoxSpec",
+__all__ = ["CERTIFIED", "CLAIMS", "COUNTEREXAMPLE", "DEFAULT_PREC", "INCONCLUSIVE", "LOG_RATIO", "RELATIONS", "BoxSpec",
            "Certificate", "Claim", "arb_bounds", "arb_eval", "certify", "parse_box", "parse_expression", "run_claim",
            "_known_symbols", "_normalize_relation"]

@@ -83,6 +83,9 @@ def register(*families: Family) -> tuple[Family, ...]:
     for fam in families:
         if not isinstance(fam, Family):
             raise PluginError(f"only verify.model.Family objects can be registered, got {type(fam).__name__}")
+        problem = _family_problem(fam)
+        if problem:
+            raise PluginError(problem)
         if not _NAME.fullmatch(fam.name):
             raise PluginError(f"family name '{fam.name}' must start with a letter and use letters, digits, _ . -")
         taken = FAMILIES.get(fam.name)
@@ -135,9 +138,12 @@ def _family_problem(fam: object) -> str:
     if not isinstance(fam.parameters, (tuple, list)) or not all(isinstance(p, Parameter) and isinstance(
             p.symbol, sp.Symbol) and isinstance(p.description, str) for p in fam.parameters):
         return f"family '{fam.name}': parameters must be a tuple of verify.model.Parameter (a SymPy Symbol each)"
-    if not isinstance(fam.truths, Mapping) or not all(isinstance(q, Quantity) and callable(fn)
-                                                     for q, fn in fam.truths.items()):
-        return f"family '{fam.name}': truths must map verify.model.Quantity members to functions"
+    if not isinstance(fam.truths, Mapping) or not all(callable(fn) for fn in fam.truths.values()):
+        return f"family '{fam.name}': truths must map quantities (verify.model.Quantity) to functions"
+    strays = [q for q in fam.truths if not isinstance(q, Quantity)]
+    if strays:
+        return (f"family '{fam.name}': truths are keyed by {strays[0]!r}, not a verify.model.Quantity: use "
+                f"Quantity({strays[0]!r}) for a registered id, Quantity.register(id, description) for a new one")
     if isinstance(fam.facts, (str, bytes)) or not isinstance(fam.facts, Iterable) or not all(
             isinstance(f, str) for f in fam.facts):
         return f"family '{fam.name}': facts must be a set of str"
