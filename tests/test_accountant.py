@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import mpmath
 import pytest
@@ -263,3 +264,23 @@ def test_the_answer_shows_its_inputs_unrounded():
     r = accountant.epsilon(0.999999999, [(0.9999999999, 1.0, 10)], tol=0.5)
     assert "delta=0.999999999)" in str(r) and "q=0.9999999999," in str(r)
     assert "delta=1e-05)" in str(accountant.epsilon(1e-5, [(0.01, 1.0, 10)], tol=0.5))
+
+
+@pytest.mark.parametrize("cap_mib", [20, 40, 80])
+def test_a_refusal_by_the_memory_cap_gives_the_best_certified_bracket(cap_mib, monkeypatch):
+    """Under a memory cap too small for the default tolerance, the refinement backs off to the finest grid that fits
+    (a long jump that overshoots the cap is not the end) and the refusal names the cap and the tightest certified
+    bracket it had, which contains the tight eps (proven in [1.82742, 1.82905] at the default cap, where it answers)."""
+    from verify.errors import ResourceLimitError
+    from verify.truth import pld
+
+    monkeypatch.setattr(pld, "_CACHE", type(pld._CACHE)())
+    monkeypatch.setenv("VERIFY_MEMORY_CAP", str(cap_mib * 2**20))
+    with pytest.raises(ResourceLimitError, match="memory cap") as refused:
+        accountant.epsilon(1e-5, [(0.01, 1.0, 1000)])
+    shown = re.search(r"certified so far: \[([^,]+), ([^\]]+)\]", str(refused.value))
+    lower, upper = float(shown.group(1)), float(shown.group(2))
+    assert lower <= 1.82742 and 1.82905 <= upper and upper - lower < 0.01
+    monkeypatch.setenv("VERIFY_MEMORY_CAP", str(160 * 2**20))
+    answer = accountant.epsilon(1e-5, [(0.01, 1.0, 1000)])
+    assert answer.lower <= 1.8282 <= answer.upper and answer.upper - answer.lower <= 1e-3 * answer.estimate

@@ -160,7 +160,7 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
     width = start
     coarser = [_START_WIDTH * 8**k for k in range(1, 7)] if start <= _START_WIDTH else [_START_WIDTH]
     finer = [min(start, _START_WIDTH) / 8**k for k in range(1, 13)]
-    last_error, stalled = None, False
+    last_error, stalled, best, fitted, capped = None, False, None, width, None
     for _ in range(_ROUNDS + len(coarser) + len(finer) + 1):
         try:
             comps = schedule_orders(raw, orders, width, budget_goal)
@@ -173,8 +173,10 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
             if last_error is None:
                 raise ResourceLimitError(f"the certified bracket cannot be computed for {_shown(phases)} even at eps "
                                          f"width {width:g} ({err})") from None
-            raise ResourceLimitError(f"the bracket reached width {last_error:.3g} but a tighter one would exceed a "
-                                     f"resource cap ({err}); ask for a larger tolerance") from None
+            if too_big and width < fitted / 1.5:  # a long jump overshot the cap: the tightest grid that fits lies
+                width, capped = math.sqrt(width * fitted), err  # between, so back off towards the last one that did
+                continue
+            raise _capped(last_error, best, err) from None
         if not math.isfinite(bracket.upper):  # the tight value is finite: only the bracket's floor makes it vacuous
             raise ResourceLimitError(f"the bracket's upper end is vacuous (+inf) for {_shown(phases)}: its floating-"
                                      f"point and truncation floor ({bracket.error_budget:.3g} in delta) is not below "
@@ -187,6 +189,12 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
             raise ResourceLimitError(f"the width asked for ({allowed:.3g} in delta) is below the bracket's floating-"
                                      f"point and truncation floor ({2 * bracket.error_budget:.3g}); ask for an "
                                      "absolute tolerance above it")
+        if capped is not None and got > 0.8 * last_error:  # a grid backed off below the cap narrows it less
+            if got >= last_error:
+                raise _capped(last_error, best, capped)
+            last_error, best, fitted = got, bracket, width
+            width = math.sqrt(width * width / 2)  # a little finer: the cap decides how far
+            continue
         if last_error is not None and got > 0.8 * last_error:  # a finer grid did not narrow it: the width is not
             if stalled:  # monotone in the grid, so once more at half the width; twice, the floor binds
                 raise ResourceLimitError(f"the bracket stays about {got:.3g} wide on finer grids: its floating-point "
@@ -195,7 +203,7 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
             stalled = True
             width /= 2
             continue
-        last_error = got
+        last_error, best, fitted = got, bracket, width
         if len(comps) > 1:  # the tight value is the larger order's: one whose upper end lies below the other's lower
             each = [solve([c]) for c in comps]  # end cannot be it, and only the other is refined
             top = max(b.lower for b in each)
@@ -203,7 +211,17 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
         ratio = allowed / got  # the width is about proportional to the grid's once the grid is fine: a long jump
         width *= max(1e-3, min(0.9, (0.75 if ratio < 0.2 else 0.9) * ratio))  # from a coarse one aims lower
     raise ResourceLimitError(f"the bracket did not reach the tolerance in its refinements (width "
-                             f"{last_error:.3g})")
+                             f"{last_error:.3g}{_best(best)})")
+
+
+def _capped(width: float, best, err: Exception) -> ResourceLimitError:
+    return ResourceLimitError(f"the bracket reached width {width:.3g}{_best(best)} but a tighter one would exceed a "
+                              f"resource cap ({err}); ask for a larger tolerance")
+
+
+def _best(bracket) -> str:
+    """the widest certified bracket had before a refusal, for the user to use knowingly (it misses the tolerance)"""
+    return "" if bracket is None else f"; certified so far: [{bracket.lower:.6g}, {bracket.upper:.6g}]"
 
 
 def epsilon(delta: float, phases: Sequence[Phase | tuple] | Phase, *, tol: float = DEFAULT_TOL, relative: bool = True,
