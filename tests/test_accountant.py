@@ -284,3 +284,13 @@ def test_a_refusal_by_the_memory_cap_gives_the_best_certified_bracket(cap_mib, m
     monkeypatch.setenv("VERIFY_MEMORY_CAP", str(160 * 2**20))
     answer = accountant.epsilon(1e-5, [(0.01, 1.0, 1000)])
     assert answer.lower <= 1.8282 <= answer.upper and answer.upper - answer.lower <= 1e-3 * answer.estimate
+
+
+@pytest.mark.parametrize("q", [5e-324, 1e-300, 1e-12, 1e-8])
+def test_a_schedule_whose_total_variation_is_below_delta_has_eps_0(q):
+    """delta(0) is the total variation, at most sum_i T_i q_i: below delta the tight eps is exactly 0, also where the
+    per-step grid underflows (q = 1e-300 was refused); just above it the grid answers, its lower end at 0."""
+    r = accountant.epsilon(1e-5, [(q, 1.0, 10)])
+    assert (r.lower, r.upper) == (0.0, 0.0)
+    near = accountant.epsilon(1e-5, [(2e-6, 1.0, 10)], tol=1e-2)  # sum T q = 2e-5 > delta: the PLD bracket
+    assert near.lower == 0.0 and near.grid_width > 0

@@ -63,8 +63,8 @@ class Phase:
 @dataclass(frozen=True)
 class AccountantResult:
     """lower <= tight value <= upper, proven, for `quantity` ("epsilon" at the given delta, or "delta" at the given
-    epsilon); `estimate` is the bracket's midpoint. `grid_width` is the loss grid's width, `tolerance` the width
-    asked for (`relative` to the estimate or absolute)."""
+    epsilon); `estimate` is the bracket's midpoint. `grid_width` is the loss grid's width (0: none was needed),
+    `tolerance` the width asked for (`relative` to the estimate or absolute)."""
 
     quantity: str
     lower: float
@@ -104,7 +104,8 @@ class AccountantResult:
         at = "&delta;" if self.quantity == "epsilon" else "&epsilon;"
         return (f"<div><b>{name}</b>({at} = {_num(self.given)}) &isin; [{self.lower:.6g}, {self.upper:.6g}] "
                 f"(estimate {self.estimate:.6g}, certified)<br><small>{html.escape(self.schedule())}; "
-                f"{html.escape(self.neighbouring.replace('_', '/'))} neighbours; loss grid {self.grid_width:.3g}"
+                f"{html.escape(self.neighbouring.replace('_', '/'))} neighbours; "
+                f"{f'loss grid {self.grid_width:.3g}' if self.grid_width else 'no grid: total variation below delta'}"
                 f"</small></div>")
 
 
@@ -254,6 +255,11 @@ def _account(quantity: str, given: float, phases, tol, relative: bool, neighbour
     def allowed(b) -> float:  # relative to the estimate, the bracket's midpoint
         return tol * max((b.lower + b.upper) / 2, floor) if relative else tol
 
+    if not solve_delta and math.fsum(p.steps * p.q for p in phases) * (1 + 1e-9) <= given:
+        # eps = 0 exactly: delta(0) is the total variation, subadditive over the steps, and one step's is
+        # q TV(N(1, s^2), N(0, s^2)) <= q (either order); so no grid is needed (q = 1e-300 underflows one)
+        return AccountantResult(quantity, 0.0, 0.0, 0.0, given, phases, neighbouring, tol, relative, 0.0,
+                                time.perf_counter() - start)
     solve = (lambda comps: schedule_delta(given, comps)) if solve_delta else (
         lambda comps: schedule_epsilon(given, comps))
     # an absolute eps width is the grid's own: start there (a wider one is wasted work, a narrower one may not fit)
