@@ -278,3 +278,16 @@ def test_certify_takes_text_as_the_cli_does(lhs, rhs, box, assume, status):
 def test_a_bad_limit_names_itself(option, value, message, capsys):
     assert main(["certify", "--lhs", "x", "--rhs", "1", "--box", "x=0:1", option, value]) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("lhs", "rhs", "box", "at"), [
+    ("Abs(x - 1/2)", "1/2", {"x": (0, 1)}, [{"x": 0}, {"x": 1}]),
+    ("x*y", "1", {"x": (0, 1), "y": (0, 1)}, [{"x": 1, "y": 1}]),
+    ("x**2 + y**2", "2", {"x": (-1, 1), "y": (-1, 1)}, [{"x": sx, "y": sy} for sx in (-1, 1) for sy in (-1, 1)]),
+])
+def test_a_strict_claim_false_only_on_the_boundary_has_its_counterexample(lhs, rhs, box, at):
+    """lhs < rhs holds inside the box and fails only at corners (equality there): the tiny boxes at a corner cannot be
+    certified, and their corners are tried as counterexamples (it was INCONCLUSIVE)."""
+    cert = certify(lhs, rhs, box, "<")
+    assert cert.status == COUNTEREXAMPLE
+    assert {k: float(v) for k, v in cert.counterexample.items()} in [{k: float(v) for k, v in p.items()} for p in at]
