@@ -61,12 +61,3 @@ def catalog_grid(catalog_run) -> dict[tuple[str, str], ApplicationResult]:
     """(theorem id, family) -> the entry's grid result (`grid_only`)."""
     return {(r.theorem, r.family): grid_only(r) for r in catalog_run}
 
-
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own hook reads the group marks
-def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (`--dist loadgroup`), every test that reads the whole-catalog run is sent to one worker
-    (where the xdist and pytest versions honour the group: with pytest 9.2 they do not, and `catalog_run`'s shared
-    file keeps the run to one per suite anyway)."""
-    for item in items:
-        if {"catalog_run", "catalog_grid"} & set(getattr(item, "fixturenames", ())):
-            item.add_marker(pytest.mark.xdist_group("catalog"))

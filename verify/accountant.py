@@ -23,16 +23,16 @@ from dataclasses import dataclass
 from verify.errors import ParameterError, ResourceLimitError
 
 NEIGHBOURING = {"add_remove": ("add", "remove"), "add": ("add",), "remove": ("remove",)}
+DEFAULT_TOL = 1e-3  # relative width of the bracket
+MAX_STEPS = 10**7
+_START_WIDTH = 0.1  # eps width of the first, coarse bracket (it sets the scale of a relative tolerance)
+_ROUNDS = 6  # refinements at most
 
 
 def _num(x: float) -> str:
     """`x` in 6 significant digits where that is `x` itself, else in full (delta = 0.999999999 is not shown as 1)"""
     short = f"{x:g}"
     return short if float(short) == x else repr(float(x))
-DEFAULT_TOL = 1e-3  # relative width of the bracket
-MAX_STEPS = 10**7
-_START_WIDTH = 0.1  # eps width of the first, coarse bracket (it sets the scale of a relative tolerance)
-_ROUNDS = 6  # refinements at most
 
 
 @dataclass(frozen=True)
@@ -194,7 +194,7 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
             if got >= last_error:
                 raise _capped(last_error, best, capped)
             last_error, best, fitted = got, bracket, width
-            width = math.sqrt(width * width / 2)  # a little finer: the cap decides how far
+            width /= math.sqrt(2)  # a little finer: the cap decides how far
             continue
         if last_error is not None and got > 0.8 * last_error:  # a finer grid did not narrow it: the width is not
             if stalled:  # monotone in the grid, so once more at half the width; twice, the floor binds
@@ -221,7 +221,7 @@ def _capped(width: float, best, err: Exception) -> ResourceLimitError:
 
 
 def _best(bracket) -> str:
-    """the widest certified bracket had before a refusal, for the user to use knowingly (it misses the tolerance)"""
+    """the tightest certified bracket had before a refusal, for the user to use knowingly (it misses the tolerance)"""
     return "" if bracket is None else f"; certified so far: [{bracket.lower:.6g}, {bracket.upper:.6g}]"
 
 
