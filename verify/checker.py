@@ -126,7 +126,7 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
     from_family: dict[str, Truth] = {}
     settled = set()  # checked before the bindings, on symbols no binding changes: not checked again below
     for a in theorem.assumptions:  # those decidable before the bindings: a bind is evaluated only where they hold
-        names = {s.name for s in a.condition.free_symbols}
+        names = a.names
         if names <= values.keys():
             a.check(theorem.id, values)
             if not names & app.bind.keys():

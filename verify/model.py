@@ -130,6 +130,41 @@ def _float_relation(cond: sp.Rel, values: Mapping[str, float]) -> bool | None:
     return bool(lhs < rhs) if isinstance(cond, (sp.StrictLessThan, sp.LessThan)) else bool(lhs > rhs)
 
 
+def _exact_side(expr: sp.Basic) -> tuple[str | None, float] | None:
+    """A relation side that is a symbol (name, 0) or an integer a float holds exactly (None, value); else None."""
+    if isinstance(expr, sp.Symbol):
+        return expr.name, 0.0
+    if isinstance(expr, sp.Integer) and abs(int(expr)) <= 2**53:
+        return None, float(int(expr))
+    return None
+
+
+_EXACT_SIDES: dict[sp.Rel, tuple | None] = {}
+_EXACT_OPS = {sp.Eq: lambda a, b, close: close, sp.Ne: lambda a, b, close: a != b,
+              sp.StrictLessThan: lambda a, b, close: a < b, sp.LessThan: lambda a, b, close: close or a < b,
+              sp.StrictGreaterThan: lambda a, b, close: a > b, sp.GreaterThan: lambda a, b, close: close or a > b}
+
+
+def _exact_relation(cond: sp.Rel, values: Mapping[str, float]) -> bool | None:
+    """A relation between a symbol and a symbol or an integer (K >= 1, t <= n), decided as `condition_holds` decides
+    it in mpmath, from floats that are exact here: None where a side is anything else."""
+    if cond not in _EXACT_SIDES:
+        sides = (_exact_side(cond.lhs), _exact_side(cond.rhs))
+        _EXACT_SIDES[cond] = sides if None not in sides and type(cond) in _EXACT_OPS else None
+    sides = _EXACT_SIDES[cond]
+    if sides is None:
+        return None
+    (lname, lhs), (rname, rhs) = sides
+    if lname is not None:
+        lhs = values.get(lname)
+    if rname is not None:
+        rhs = values.get(rname)
+    if type(lhs) is not float or type(rhs) is not float or not (math.isfinite(lhs) and math.isfinite(rhs)):
+        return None
+    close = abs(lhs - rhs) <= _REL_TOL * max(1.0, abs(lhs), abs(rhs))
+    return bool(_EXACT_OPS[type(cond)](lhs, rhs, close))
+
+
 def _compiled(expr: sp.Expr) -> tuple[tuple[str, ...], Callable]:
     if expr not in _CACHE:
         _CACHE[expr] = _compile(sp.sympify(expr))
@@ -149,6 +184,9 @@ def condition_holds(cond: sp.Basic, values: Mapping[str, float]) -> bool:
     if isinstance(cond, sp.Not):
         return not condition_holds(cond.args[0], values)
     if isinstance(cond, sp.Rel):
+        exact = _exact_relation(cond, values)
+        if exact is not None:
+            return exact
         fast = _float_relation(cond, values)
         if fast is not None:
             return fast
@@ -206,6 +244,11 @@ class Assumption:
     name: str
     condition: sp.Basic
     description: str
+
+    @cached_property
+    def names(self) -> frozenset[str]:
+        """The names of the condition's free symbols (SymPy recomputes free_symbols on every access)."""
+        return frozenset(s.name for s in self.condition.free_symbols)
 
     def check(self, owner: str, values: Mapping[str, float]) -> None:
         """Raise AssumptionError naming this assumption if it fails at `values`."""
@@ -302,7 +345,7 @@ class Family:
             check_declared_domain(f"family {self.name}", p.symbol, value)
             self._domains[p.name].check(f"family {self.name}", out)
         for c in self.constraints:
-            if all(s.name in out for s in c.condition.free_symbols):
+            if c.names <= out.keys():
                 c.check(f"family {self.name}", out)
         return out
 

@@ -107,7 +107,7 @@ def _panel(ax, sw: dict, ylabel: str) -> bool:
     bad = [i for i, v in enumerate(sw["verdict"]) if v == "VIOLATED"]
     if bad:
         ax.plot([x[i] for i in bad], [bound[i] for i in bad], linestyle="none", marker="x", markersize=6,
-                color=COLOURS["violated"], markeredgewidth=1.6, label="violated")
+                color=COLOURS["violated"], markeredgewidth=1.6, label="violated (float filter)")
     ax.axvline(float(sw["base"][sw["parameter"]]), color="#777777", linestyle=":", linewidth=1,
                label="base point")
     ax.set_xscale("log")

@@ -1,9 +1,10 @@
-"""One-parameter sweeps around a base point: the data behind the report's plots.
-
-Each sweep calls `verify.checker.check_point` at the application's worst grid point (its counterexample when
-VIOLATED, its tightest point otherwise) while one parameter (K, alpha or n) varies; values the assumptions
-exclude are skipped and listed. K and n stay within the application's grid range and each sweep has a time
-budget, so that a family whose truth grows costly with n or K cannot stall the report.
+"""One-parameter sweeps around a base point: the data behind the report's plots. Each sweep calls
+`verify.checker.check_point` at the application's worst grid point (its counterexample when VIOLATED, its tightest
+point otherwise) while one parameter (K, alpha or n) varies; values the assumptions exclude are skipped and listed.
+A sweep's per-point verdicts are the float filter's (bound against the truth's interval, `rigorous=False`): a figure
+draws curves, and the certificates belong to the entry's own points (the rigorous re-check of every violated or near
+point along the sweeps took 40% of a report's figure time). K and n stay within the application's grid range and
+each sweep has a time budget, so that a family whose truth grows costly with n or K cannot stall the report.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ class Sweep:
             "truth_upper": [p.truth.upper for p in self.points],
             "method": sorted({p.truth.method.value for p in self.points}),
             "verdict": [p.verdict.value for p in self.points],
+            "verdicts_by": "float filter (not certified; the entry's own verdicts are)",
             "companions": comp,
             "excluded": [{"value": v, "reason": why} for v, why in self.excluded],
         }
@@ -95,7 +97,7 @@ def sweep(theorem: Theorem, app: Application, base: Mapping[str, float], paramet
             excluded.append((value, f"not computed: the sweep's time budget ({budget_s:g} s) was spent"))
             continue
         try:
-            point = check_point(theorem, app, {**base, parameter: value}, others)
+            point = check_point(theorem, app, {**base, parameter: value}, others, rigorous=False)
         except AssumptionError as err:
             excluded.append((value, err.assumption))
             continue
