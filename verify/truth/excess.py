@@ -31,26 +31,29 @@ def _series(x: np.ndarray, coeffs: list[float]) -> np.ndarray:
     return total * x
 
 
+def _branches(x: np.ndarray, series: list[float], middle, large) -> np.ndarray:
+    """log of a function with the Taylor series `series` for |x| <= _SMALL, `middle(x)` up to 30 and `large(x)` beyond
+    (NaN stays NaN): each branch evaluated on its own elements only."""
+    x = np.asarray(x, dtype=float)
+    out = np.empty_like(x)
+    small = np.abs(x) <= _SMALL
+    big = x > 30
+    rest = ~(small | big)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        out[small] = np.log(np.maximum(_series(x[small], series), 0.0))
+        out[rest] = np.log(np.maximum(middle(x[rest]), 0.0))
+        out[big] = large(x[big])
+    return out
+
+
 def _log_g(x: np.ndarray) -> np.ndarray:
     """log(l e^l - expm1(l)); for large l: l + log(l - 1 + e^-l)."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        small = np.abs(x) <= _SMALL
-        big = x > 30
-        direct = np.log(np.maximum(x * np.exp(np.minimum(x, 30)) - np.expm1(np.minimum(x, 30)), 0.0))
-        large = x + np.log(x - 1 + np.exp(-np.maximum(x, 30)))
-        return np.where(small, np.log(np.maximum(_series(np.where(small, x, 0.0), _G), 0.0)),
-                        np.where(big, large, direct))
+    return _branches(x, _G, lambda v: v * np.exp(v) - np.expm1(v), lambda v: v + np.log(v - 1 + np.exp(-v)))
 
 
 def _log_h(y: np.ndarray) -> np.ndarray:
     """log(expm1(y) - y); for large y: y + log1p(-(1 + y) e^-y)."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        small = np.abs(y) <= _SMALL
-        big = y > 30
-        direct = np.log(np.maximum(np.expm1(np.minimum(y, 30)) - y, 0.0))
-        large = y + np.log1p(-(1 + y) * np.exp(-np.maximum(y, 30)))
-        return np.where(small, np.log(np.maximum(_series(np.where(small, y, 0.0), _H), 0.0)),
-                        np.where(big, large, direct))
+    return _branches(y, _H, lambda v: np.expm1(v) - v, lambda v: v + np.log1p(-(1 + v) * np.exp(-v)))
 
 
 def log_excess(ell: ArrayLike, alpha: ArrayLike) -> tuple[np.ndarray, np.ndarray]:

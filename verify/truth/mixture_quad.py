@@ -77,8 +77,10 @@ def log_excess_terms(ell: np.ndarray, alpha: float, ell_err: np.ndarray) -> tupl
     log_f, log_size = log_excess(ell, alpha)
     with np.errstate(divide="ignore", over="ignore"):
         z = (alpha - 1) * ell  # f'(l) = a e^l expm1((a - 1) l)
-        big = z + np.log1p(-np.exp(-np.maximum(z, 1)))  # log expm1(z) for z > 1, without overflow
-        log_abs_expm1 = np.where(z > 1, big, np.log(np.abs(np.expm1(np.minimum(z, 1)))))
+        log_abs_expm1 = np.empty_like(z)
+        big = z > 1  # log expm1(z) as z + log1p(-e^-z) there, without overflow; each form on its own elements
+        log_abs_expm1[big] = z[big] + np.log1p(-np.exp(-z[big]))
+        log_abs_expm1[~big] = np.log(np.abs(np.expm1(z[~big])))
         log_slope = math.log(alpha) + ell + log_abs_expm1 + np.log(ell_err)
     return log_f, np.logaddexp(log_size, log_slope)
 
