@@ -158,7 +158,8 @@ def _expected_divergence(p_weights: np.ndarray, p_means: np.ndarray, exact_p, ba
                 raise NotEnclosable("a batch's divergence is infinite")
             lo = sum((x * arb(e.lower) for x, e in zip(weights, inner, strict=True)), arb(0))
             hi = sum((x * arb(e.upper) for x, e in zip(weights, inner, strict=True)), arb(0))
-            return Enclosure(lo.lower(), hi.upper(), "sum over batches of Arb-enclosed quadratures", prec)
+            how = "; ".join(sorted({e.method.split(":")[0] for e in inner}))
+            return Enclosure(lo.lower(), hi.upper(), f"sum over batches of Arb enclosures ({how})", prec)
 
     return Truth(value, min(lower, value), max(upper, value), Method.SERIES,
                  f"sum over {len(parts)} batch atoms of R_alpha(mixture || N(U(B), s^2)), one quadrature node set",

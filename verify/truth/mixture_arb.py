@@ -132,6 +132,39 @@ def enclose_renyi_mixture(p: Mixture, q: Mixture, alpha: float, prec: int, centr
 MAX_COMPOSITIONS = 20_000  # terms of the integer-order sum one enclosure may expand
 
 
+def _merged(weights: list, means: list[float], s: float) -> dict[float, Any]:
+    """The normalised weights (`_normalised`) with components of one mean merged (their weights added)."""
+    merged: dict[float, Any] = {}
+    for wi, mi in zip(_normalised((weights, means, [s] * len(means)))[0], means, strict=True):
+        merged[mi] = merged[mi] + wi if mi in merged else wi
+    return merged
+
+
+def _compositions_integral(merged: dict[float, Any], s: float, target: float, alpha: int) -> Any:
+    """sum over the multisets {i_1..i_alpha} of the components in `merged` of multinomial(alpha; counts)
+    prod (w_i e^(-nu_i^2/(2 s^2))) exp((sum nu_i)^2/(2 s^2)), nu_i = mu_i - t (Arb, at the working precision): the
+    integral of (sum_i w_i N(mu_i, s^2))^alpha N(t, s^2)^(1 - alpha) over those components."""
+    k = len(merged)
+    nu = [arb(m) - arb(target) for m in merged]
+    two_s2 = 2 * arb(s) ** 2
+    scaled = [wi * (-(v * v) / two_s2).exp() for wi, v in zip(merged.values(), nu, strict=True)]
+    factorial = [math.factorial(j) for j in range(alpha + 1)]
+    total = arb(0)
+    for picks in itertools.combinations_with_replacement(range(k), alpha):  # sorted: equal picks adjacent
+        coef, run = factorial[alpha], 1
+        for prev, cur in itertools.pairwise(picks):
+            if cur == prev:
+                run += 1
+            else:
+                coef, run = coef // factorial[run], 1
+        term, first = arb(coef // factorial[run]), arb(0)
+        for i in picks:
+            term *= scaled[i]
+            first += nu[i]
+        total += term * (first * first / two_s2).exp()
+    return total
+
+
 def enclose_renyi_mixture_gaussian(weights: list, means: list[float], s: float, target: float, alpha: int,
                                    prec: int) -> Enclosure:
     """R_alpha(sum_i w_i N(mu_i, s^2) || N(t, s^2)) for an integer alpha, in closed form: the integral of a product
@@ -140,27 +173,39 @@ def enclose_renyi_mixture_gaussian(weights: list, means: list[float], s: float, 
     with one mean merged first (their weights added). Exact Arb arithmetic on the float inputs and the weights' balls;
     NotEnclosable beyond MAX_COMPOSITIONS terms."""
     with ctx.workprec(prec):
-        merged: dict[float, Any] = {}
-        for wi, mi in zip(_normalised((weights, means, [s] * len(means)))[0], means, strict=True):
-            merged[mi] = merged[mi] + wi if mi in merged else wi
+        merged = _merged(weights, means, s)
         k = len(merged)
         if math.comb(alpha + k - 1, k - 1) > MAX_COMPOSITIONS:
             raise NotEnclosable(f"{math.comb(alpha + k - 1, k - 1)} compositions exceed {MAX_COMPOSITIONS}")
-        nu = [arb(m) - arb(target) for m in merged]
-        two_s2 = 2 * arb(s) ** 2
-        scaled = [wi * (-(v * v) / two_s2).exp() for wi, v in zip(merged.values(), nu, strict=True)]
-        factorial = [math.factorial(j) for j in range(alpha + 1)]
-        total = arb(0)
-        for picks in itertools.combinations_with_replacement(range(k), alpha):  # sorted: equal picks adjacent
-            coef, run = factorial[alpha], 1
-            for prev, cur in itertools.pairwise(picks):
-                if cur == prev:
-                    run += 1
-                else:
-                    coef, run = coef // factorial[run], 1
-            term, first = arb(coef // factorial[run]), arb(0)
-            for i in picks:
-                term *= scaled[i]
-                first += nu[i]
-            total += term * (first * first / two_s2).exp()
+        total = _compositions_integral(merged, s, target, alpha)
         return Enclosure.of(total.log() / (alpha - 1), "integer-order closed form over compositions (Arb)", prec)
+
+
+BRACKET_COMPOSITIONS = 2_000  # terms of the lower end's sum in `bracket_renyi_mixture_gaussian`
+
+
+def bracket_renyi_mixture_gaussian(weights: list, means: list[float], s: float, target: float, alpha: int,
+                                   prec: int) -> Enclosure:
+    """Proven ends of R_alpha(P || N(t, s^2)), P = sum_i w_i N(mu_i, s^2), integer alpha >= 2, where the closed form
+    has too many compositions: int P^a Q^(1-a) is increasing in P, so the components that weigh most in it
+    (largest log w_i + (alpha - 1) nu_i^2/(2 s^2)), as many as keep the sum within BRACKET_COMPOSITIONS terms and
+    with their weights in P, give a lower end; x^alpha is convex, so (sum_i w_i phi_i)^alpha <= sum_i w_i phi_i^alpha
+    (Jensen) and int P^a Q^(1-a) <= sum_i w_i e^(alpha (alpha - 1) nu_i^2/(2 s^2)), the upper end. The lower end is
+    close where a few components dominate (large alpha nu^2/s^2), the upper end only where one does."""
+    with ctx.workprec(prec):
+        merged = _merged(weights, means, s)
+        nu = {m: arb(m) - arb(target) for m in merged}
+        two_s2, a = 2 * arb(s) ** 2, arb(alpha)
+        score = {m: float((w.log() + (a - 1) * nu[m] ** 2 / two_s2).mid()) for m, w in merged.items()}
+        k = 1
+        while k < len(merged) and math.comb(alpha + k, k) <= BRACKET_COMPOSITIONS:
+            k += 1
+        top = sorted(merged, key=lambda m: -score[m])[:k]
+        lower = _compositions_integral({m: merged[m] for m in top}, s, target, alpha).log() / (alpha - 1)
+        upper = sum((w * (a * (a - 1) * nu[m] ** 2 / two_s2).exp() for m, w in merged.items()), arb(0))
+        upper = upper.log() / (alpha - 1)
+        if not (lower.is_finite() and upper.is_finite()):
+            raise NotEnclosable("the bracket of R_alpha of a mixture against a Gaussian is not finite")
+        low = lower.lower() if lower.lower() > 0 else arb(0)  # R_alpha >= 0
+        return Enclosure(low, upper.upper(), f"integer-order bracket: the {k} heaviest of {len(merged)} components "
+                         "(below), Jensen (above)", prec)

@@ -26,7 +26,11 @@ from verify.errors import check_renyi_order
 from verify.limits import require_memory
 from verify.results import Method, Truth
 from verify.truth.excess import log_excess
-from verify.truth.mixture_arb import enclose_renyi_mixture, enclose_renyi_mixture_gaussian
+from verify.truth.mixture_arb import (
+    bracket_renyi_mixture_gaussian,
+    enclose_renyi_mixture,
+    enclose_renyi_mixture_gaussian,
+)
 from verify.truth.numbers import NotEnclosable
 
 _SAFETY = 10.0
@@ -154,6 +158,7 @@ def _renyi_quad(p_mix: tuple, q_mix: tuple, alpha: float, exact_weights, both: b
     return tuple(out)
 
 
+BRACKET_PREC = 64  # the rigorous re-check's first precision (verify.rigorous.PRECISIONS[0]): see `encloser` below
 _TARGET_BLOCK = 128  # Gaussians integrated together (rows of the node arrays)
 
 
@@ -187,8 +192,10 @@ def renyi_mixture_to_gaussians(weights: Sequence[float], means: Sequence[float],
             if float(alpha).is_integer():
                 try:
                     return enclose_renyi_mixture_gaussian(p[0], p[1], float(s), float(target), int(alpha), prec)
-                except NotEnclosable:
-                    pass  # too many compositions: the quadrature below
+                except NotEnclosable:  # too many compositions: at the re-check's first precision the proven
+                    if prec <= BRACKET_PREC:  # bracket (milliseconds, decides a clear exceedance), beyond it the
+                        return bracket_renyi_mixture_gaussian(p[0], p[1], float(s), float(target), int(alpha),
+                                                              prec)  # quadrature below (tens of seconds)
             return enclose_renyi_mixture(p, ([1], [float(target)], [float(s)]), alpha, prec, (lo, hi))
         return enclose
 
