@@ -26,8 +26,9 @@ ROUNDING = 32.0  # a bound on f's float rounding error, in units of eps * f
 
 def _series(x: np.ndarray, coeffs: list[float]) -> np.ndarray:
     total = np.zeros_like(x)
-    for c in reversed(coeffs):
-        total = (total + c) * x
+    for c in reversed(coeffs):  # Horner, in place: (total + c) * x
+        total += c
+        total *= x
     return total * x
 
 
