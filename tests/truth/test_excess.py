@@ -48,6 +48,8 @@ def test_excess_slope_term_matches_60_digits(ells, alpha):
     _, log_err = log_excess_terms(ell, alpha, np.ones_like(ell))
     log_f, log_size = log_excess(ell, alpha)
     for x, err, size in zip(ells, log_err, log_size, strict=True):
+        if 0 < abs((alpha - 1) * x) < 1e-300:
+            continue  # (alpha - 1) l is subnormal in floats: rounded before any formula sees it
         with mpmath.workdps(60):
             slope = mpmath.log(alpha) + x + mpmath.log(abs(mpmath.expm1((mpmath.mpf(alpha) - 1) * x))) \
                 if (alpha - 1) * x != 0 else -mpmath.inf
