@@ -16,7 +16,8 @@ import sympy as sp
 from verify.families.mixtures import skip_pnsgd_components, stop_pnsgd_components
 from verify.model import Assumption, Family, Parameter, Quantity
 from verify.results import Method, Truth
-from verify.symbols import L, delta, n, sigma, t, tasks
+from verify.symbols import L, delta, m_pub, n, sigma, t, tasks
+from verify.truth.contracting_skip import contracting_skip_epsilon
 from verify.truth.hockey_stick_1d import epsilon_truth
 from verify.truth.mixture import Mixture1D
 from verify.truth.mixture_quad import renyi_mixture_quad_both
@@ -101,6 +102,14 @@ def _tasks_epsilon(sigma, L, n, t, tasks, delta) -> Truth:
                  what + ": between one run's tight eps(delta) and the RDP conversion of k R_alpha (no enclosure)")
 
 
+def _contracting_epsilon(sigma, L, n, m_pub, delta) -> Truth:
+    value, lower, upper, before, enclose = contracting_skip_epsilon(sigma, L, n, m_pub, delta)
+    return Truth(value, min(lower, value), max(upper, value), Method.SERIES,
+                 f"Skip-PNSGD, private records before t = n - m contracting: {before:.0f} noise units (eta sigma)^2 "
+                 f"left from before t against m + 1 = {int(m_pub) + 1} after; the Gaussian eps(delta), bracketed for "
+                 "the skip mixture and the projection", enclose=enclose)
+
+
 _SIGMA = Parameter(sigma, sigma > 0, "std of the noise added to each gradient")
 _L = Parameter(L, L > 0, "Lipschitz constant; record t is +L e_1 vs -L e_1 (linear loss)")
 _T = Parameter(t, t >= 1, "index of the replaced record (1-based)", integer=True)
@@ -134,4 +143,23 @@ STOP_PNSGD_TASKS_LINEAR = Family(
     constraints=_INDEX, expensive=True,
 )
 
-FAMILIES = (SKIP_PNSGD_DP_LINEAR, STOP_PNSGD_TASKS_LINEAR)
+SKIP_PNSGD_CONTRACTING = Family(
+    name="skip_pnsgd_contracting",
+    description="Skip-PNSGD in 1-D on K = [-1, 1] with Corollary 31's step eta = sqrt(8)/sqrt(n (L^2 + sigma^2)): the "
+                "m public records last with loss 0, the last private record t = n - m is +-L w, the private records "
+                "before it (L/2) w^2 (L-Lipschitz and L-smooth on K), which contract the noise added before t; "
+                "64 m <= n, so t is never skipped (verify.truth.contracting_skip).",
+    parameters=(_SIGMA, Parameter(L, L > 0, "Lipschitz constant: record t is +L w vs -L w"),
+                Parameter(n, sp.And(n >= 2**12, n <= 2**30), "number of records, 2^12..2^30", integer=True),
+                Parameter(m_pub, m_pub >= 1, "public records, placed last", integer=True), _DELTA),
+    facts=frozenset({"replace_one_fixed_index", "convex", "smooth", "bounded_domain", "public_records_last"}),
+    truths={_DP: _contracting_epsilon},
+    method="Gaussian eps(delta) of the contracted chain, Arb-bracketed for the skip mixture and the projection",
+    constraints=(Assumption("public_share", 64 * m_pub <= n, "64 m <= n: the last private record t = n - m lies "
+                            "beyond every skip t0 <= n/2, by more steps than the contraction needs to forget"),
+                 Assumption("noise_inside_K", 3200 * sigma**2 * (m_pub + 1 + sp.sqrt(n)) <= n * L**2,
+                            "the iterates' spread, about sqrt(8 sigma^2 (m + 1 + sqrt n)/(n L^2)), at most 1/20 of "
+                            "K's radius: the projection's slack stays negligible")),
+)
+
+FAMILIES = (SKIP_PNSGD_DP_LINEAR, STOP_PNSGD_TASKS_LINEAR, SKIP_PNSGD_CONTRACTING)
