@@ -37,7 +37,7 @@ COR31_GRID = {"eps": (0.5, 1.0, 5.0, 20.0), "delta": (1e-2, 1e-5, 1e-10), "n": (
 LAST_PRIVATE = {"t": n - m_pub}
 # the contracting instance: n = 2^22 records, m = n/128 public ones (the last private record is never skipped and the
 # contraction leaves ~370 noise units from before it against m + 1 = 32769 after)
-CONTRACTING_GRID = {"eps": (0.5, 0.9), "delta": (1e-5, 1e-10), "n": (2**22,), "m_pub": (2**15,), "L": (1.0,)}
+CONTRACTING_GRID = {"eps": (0.5, 0.7, 0.9), "delta": (1e-5, 1e-10), "n": (2**22,), "m_pub": (2**15,), "L": (1.0,)}
 PRINTED_SIGMA = {"sigma": 2 * L * sp.sqrt(log_(sp.Rational(5, 4) / delta) / m_pub) / eps}
 CORRECTED_SIGMA = {"sigma": 2 * L * sp.sqrt(2 * log_(sp.Rational(5, 4) / delta) / m_pub) / eps}
 # Theorem 32
