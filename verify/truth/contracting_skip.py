@@ -1,7 +1,8 @@
 """Skip-PNSGD where the private records before the last one contract (Feldman et al. 2018, Corollary 31's setting):
 the instance on which the corollary's printed sigma, short of a factor 2 under the root, is not private at eps < 1.
 
-One dimension, K = [-R, R], R = 1, the corollary's step eta = sqrt(8) R / sqrt(n (L^2 + sigma^2)); the m public
+One dimension, K = [-R, R], R = 1, the corollary's step eta = sqrt(8R) / sqrt(n (L^2 + d sigma^2)) with d = 1 (as
+printed; sqrt(8) R in research 7, the same at R = 1); the m public
 records are last and have loss 0; the last private record t = n - m is +-L w (gradient difference 2L); the private
 records before it have loss (beta/2) w^2 with beta = L/R (L-Lipschitz on K, beta-smooth, eta <= 2/beta), so each of
 their steps maps w to (1 - c) w with c = eta beta. Skip-PNSGD skips the first t0 ~ U{0..floor(n/2)} records; with
@@ -87,8 +88,9 @@ def contracting_skip_epsilon(sigma: float, L: float, n: int, m_pub: int, delta: 
         try:
             lower, upper, value = _ends(n, m, N.mpf(L), N.mpf(sigma), N.mpf(delta))
         except NotEnclosable as err:  # the iterates reach the boundary of K (or the skips differ) too often
-            raise ParameterError(f"contracting Skip-PNSGD at n={n}, m={m}, sigma={sigma:g}, L={L:g}: {err}; the "
-                                 "instance needs the noise well inside K = [-1, 1]") from None
+            raise ParameterError(f"contracting Skip-PNSGD at n={n}, m={m}, sigma={sigma:g}, L={L:g}, delta={delta:g}: "
+                                 f"{err}; the bracket needs the noise well inside K = [-1, 1] and delta above the "
+                                 "slack of the skip mixture and the projection (which e^eps multiplies)") from None
         before = _parts(n, m, N.mpf(L), N.mpf(sigma))["noise_before"]
     low, high = math.nextafter(float(lower), -math.inf), math.nextafter(float(upper), math.inf)
     return float(value), max(low, 0.0), high, float(before), enclose

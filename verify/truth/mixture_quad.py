@@ -15,6 +15,7 @@ does before it reports a violation.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -75,6 +76,30 @@ def _components(weights, means, sds):
     return w[keep], m[keep], s[keep]
 
 
+def _exact_components(exact: Sequence[Any], means: Sequence[float], sds: Sequence[float]) -> tuple[list, list, list]:
+    """The components whose exact weight (an Arb ball or a number) is not zero: a float weight that underflowed to 0
+    can stand for a positive exact one, which the enclosure must keep (a far component of weight 1e-330 can dominate
+    R_alpha)."""
+    keep = [i for i, w in enumerate(exact) if not (w.is_zero() if hasattr(w, "is_zero") else w == 0)]
+    return [exact[i] for i in keep], [float(means[i]) for i in keep], [float(sds[i]) for i in keep]
+
+
+def _underflowed(weights: Sequence[float], exact_weights) -> bool:
+    """True where the caller has exact weights and some float weight is 0: the float quadrature left that component
+    out, so its interval cannot bound what the exact weight contributes (the enclosure keeps it)."""
+    return exact_weights is not None and bool(np.any(np.asarray(weights, float) <= 0))
+
+
+def _open_ended(truth: Truth, upper: bool, lower: bool) -> Truth:
+    """`truth` with its upper end at +inf and/or its lower end at 0 (R_alpha >= 0): what underflowed weights leave of
+    the float interval (more mass in P raises int P^a Q^(1-a); more in Q can lower it)."""
+    if not (upper or lower) or math.isinf(truth.value):
+        return truth
+    return dataclasses.replace(truth, lower=0.0 if lower else truth.lower, upper=math.inf if upper else truth.upper,
+                               detail=truth.detail + "; float weights underflowed to 0: the interval is open on that "
+                               "side (the Arb enclosure keeps those components)")
+
+
 def log_excess_terms(ell: np.ndarray, alpha: float, ell_err: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """log f(l) (verify.truth.excess) and the log of a bound on its rounding error over eps: the magnitudes of the
     summed terms plus |f'(l)| times `ell_err`, the rounding of l in units of eps."""
@@ -125,11 +150,12 @@ def _renyi_quad(p_mix: tuple, q_mix: tuple, alpha: float, exact_weights, both: b
         def enclose(prec: int):
             with ctx.workprec(prec):
                 exact = exact_weights() if exact_weights is not None else (p_mix[0], q_mix[0])
-            p = ([w for w, f in zip(exact[0], p_mix[0], strict=True) if f > 0], mp, sp_)
-            q = ([w for w, f in zip(exact[1], q_mix[0], strict=True) if f > 0], mq, sq)
+            p = _exact_components(exact[0], p_mix[1], p_mix[2])
+            q = _exact_components(exact[1], q_mix[1], q_mix[2])
             first, second = (q, p) if reverse else (p, q)
-            return enclose_renyi_mixture(_as_lists(first), _as_lists(second), alpha, prec, (lo, hi))
+            return enclose_renyi_mixture(first, second, alpha, prec, (lo, hi))
         return enclose
+    lost_p, lost_q = _underflowed(p_mix[0], exact_weights), _underflowed(q_mix[0], exact_weights)
 
     # R(A || B) is infinite where B's widest component is too narrow for A's: alpha s_B^2 <= (alpha - 1) s_A^2
     diverges = [(sp_ if r else sq).max() ** 2 * alpha <= (alpha - 1) * (sq if r else sp_).max() ** 2 for r in orders]
@@ -154,7 +180,8 @@ def _renyi_quad(p_mix: tuple, q_mix: tuple, alpha: float, exact_weights, both: b
             log_p, log_q = (log_q, log_p) if reverse else (log_p, log_q)
             log_f, log_size = log_excess_terms(log_p - log_q, alpha, 8 * (np.abs(log_p) + np.abs(log_q) + 1))
             logs.append((log_q + log_f + log_w, log_q + log_size + log_w))
-        out.append(_truth(logs, alpha, lo, hi, panels, encloser(reverse)))
+        first, second = (lost_q, lost_p) if reverse else (lost_p, lost_q)
+        out.append(_open_ended(_truth(logs, alpha, lo, hi, panels, encloser(reverse)), first, second))
     return tuple(out)
 
 
@@ -169,6 +196,7 @@ def renyi_mixture_to_gaussians(weights: Sequence[float], means: Sequence[float],
     gives it (error-based interval; Arb enclosure with `exact_weights()` for P's weights, default the floats)."""
     check_renyi_order(alpha)
     wp, mp, sds = _components(weights, means, np.full(len(means), float(s)))
+    lost = _underflowed(weights, exact_weights)
     t = np.asarray(targets, dtype=float)
     ends = [mp.min(), mp.max(), t.min(), t.max(), alpha * mp.min() - (alpha - 1) * t.max(),
             alpha * mp.max() - (alpha - 1) * t.min()]
@@ -187,8 +215,7 @@ def renyi_mixture_to_gaussians(weights: Sequence[float], means: Sequence[float],
         def enclose(prec: int):
             with ctx.workprec(prec):
                 exact = exact_weights() if exact_weights is not None else list(weights)
-            p = ([w for w, f in zip(exact, weights, strict=True) if f > 0], [float(v) for v in mp],
-                 [float(v) for v in sds])
+            p = _exact_components(exact, means, [float(s)] * len(means))
             if float(alpha).is_integer():
                 try:
                     return enclose_renyi_mixture_gaussian(p[0], p[1], float(s), float(target), int(alpha), prec)
@@ -209,7 +236,8 @@ def renyi_mixture_to_gaussians(weights: Sequence[float], means: Sequence[float],
                                                8 * (np.abs(log_p)[None, :] + np.abs(log_q) + 1))
             per_rule.append((log_q + log_f + log_w, log_q + log_size + log_w))
         for j, target in enumerate(block):
-            out.append(_truth([(f[j], z[j]) for f, z in per_rule], alpha, lo, hi, panels, encloser(target)))
+            out.append(_open_ended(_truth([(f[j], z[j]) for f, z in per_rule], alpha, lo, hi, panels,
+                                          encloser(target)), lost, False))
     return out
 
 
@@ -250,8 +278,3 @@ def _truth(logs: list, alpha: float, lo: float, hi: float, panels: int, enclose)
                  f"composite Gauss-Legendre of int Q f(log P/Q) on [{lo:.3g}, {hi:.3g}] ({panels} panels), "
                  f"error estimate {math.exp(min(gap, 700)):.1e} on I - 1 (vs the half-order rule)",
                  enclose=enclose)
-
-
-def _as_lists(mix: tuple) -> tuple[list, list[float], list[float]]:
-    w, m, s = mix
-    return list(w), [float(v) for v in m], [float(v) for v in s]
