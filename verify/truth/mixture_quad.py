@@ -76,18 +76,28 @@ def _components(weights, means, sds):
     return w[keep], m[keep], s[keep]
 
 
+def _is_zero(w: Any) -> bool:
+    return w.is_zero() if hasattr(w, "is_zero") else w == 0
+
+
 def _exact_components(exact: Sequence[Any], means: Sequence[float], sds: Sequence[float]) -> tuple[list, list, list]:
     """The components whose exact weight (an Arb ball or a number) is not zero: a float weight that underflowed to 0
     can stand for a positive exact one, which the enclosure must keep (a far component of weight 1e-330 can dominate
     R_alpha)."""
-    keep = [i for i, w in enumerate(exact) if not (w.is_zero() if hasattr(w, "is_zero") else w == 0)]
+    keep = [i for i, w in enumerate(exact) if not _is_zero(w)]
     return [exact[i] for i in keep], [float(means[i]) for i in keep], [float(sds[i]) for i in keep]
 
 
-def _underflowed(weights: Sequence[float], exact_weights) -> bool:
-    """True where the caller has exact weights and some float weight is 0: the float quadrature left that component
-    out, so its interval cannot bound what the exact weight contributes (the enclosure keeps it)."""
-    return exact_weights is not None and bool(np.any(np.asarray(weights, float) <= 0))
+def _underflowed(weights: Sequence[float], exact_weights: Callable[[], Sequence[Any]] | None) -> bool:
+    """True where a float weight is 0 but its exact weight (`exact_weights()`, Arb balls) is not: the float quadrature
+    left that component out, so its interval cannot bound what it contributes (the enclosure keeps it). Weights that
+    are exactly 0 (a batch that cannot occur at q = 1) are not lost."""
+    zeros = np.flatnonzero(np.asarray(weights, float) <= 0)
+    if exact_weights is None or zeros.size == 0:
+        return False
+    with ctx.workprec(64):
+        exact = exact_weights()
+    return any(not _is_zero(exact[i]) for i in zeros)
 
 
 def _open_ended(truth: Truth, upper: bool, lower: bool) -> Truth:
@@ -155,7 +165,8 @@ def _renyi_quad(p_mix: tuple, q_mix: tuple, alpha: float, exact_weights, both: b
             first, second = (q, p) if reverse else (p, q)
             return enclose_renyi_mixture(first, second, alpha, prec, (lo, hi))
         return enclose
-    lost_p, lost_q = _underflowed(p_mix[0], exact_weights), _underflowed(q_mix[0], exact_weights)
+    lost_p = _underflowed(p_mix[0], exact_weights and (lambda: exact_weights()[0]))
+    lost_q = _underflowed(q_mix[0], exact_weights and (lambda: exact_weights()[1]))
 
     # R(A || B) is infinite where B's widest component is too narrow for A's: alpha s_B^2 <= (alpha - 1) s_A^2
     diverges = [(sp_ if r else sq).max() ** 2 * alpha <= (alpha - 1) * (sq if r else sp_).max() ** 2 for r in orders]
