@@ -140,7 +140,8 @@ def _exact_side(expr: sp.Basic) -> tuple[str | None, float] | None:
 
 
 _EXACT_SIDES: dict[sp.Rel, tuple | None] = {}
-_EXACT_OPS = {sp.Eq: lambda a, b, close: close, sp.Ne: lambda a, b, close: a != b,
+# each relation from its two sides and whether they are equal within _REL_TOL (non-strict ones and Eq accept that)
+_RELATIONS = {sp.Eq: lambda a, b, close: close, sp.Ne: lambda a, b, close: a != b,
               sp.StrictLessThan: lambda a, b, close: a < b, sp.LessThan: lambda a, b, close: close or a < b,
               sp.StrictGreaterThan: lambda a, b, close: a > b, sp.GreaterThan: lambda a, b, close: close or a > b}
 
@@ -150,7 +151,7 @@ def _exact_relation(cond: sp.Rel, values: Mapping[str, float]) -> bool | None:
     it in mpmath, from floats that are exact here: None where a side is anything else."""
     if cond not in _EXACT_SIDES:
         sides = (_exact_side(cond.lhs), _exact_side(cond.rhs))
-        _EXACT_SIDES[cond] = sides if None not in sides and type(cond) in _EXACT_OPS else None
+        _EXACT_SIDES[cond] = sides if None not in sides and type(cond) in _RELATIONS else None
     sides = _EXACT_SIDES[cond]
     if sides is None:
         return None
@@ -162,7 +163,7 @@ def _exact_relation(cond: sp.Rel, values: Mapping[str, float]) -> bool | None:
     if type(lhs) is not float or type(rhs) is not float or not (math.isfinite(lhs) and math.isfinite(rhs)):
         return None
     close = abs(lhs - rhs) <= _REL_TOL * max(1.0, abs(lhs), abs(rhs))
-    return bool(_EXACT_OPS[type(cond)](lhs, rhs, close))
+    return bool(_RELATIONS[type(cond)](lhs, rhs, close))
 
 
 def _compiled(expr: sp.Expr) -> tuple[tuple[str, ...], Callable]:
@@ -199,9 +200,7 @@ def condition_holds(cond: sp.Basic, values: Mapping[str, float]) -> bool:
         # non-strict relations and equalities accept sides equal within _REL_TOL (float inputs and derived values
         # are not exact: 10 * 0.2 > 2); strict ones are decided exactly (alpha = 1 + 1e-13 is > 1)
         close = abs(lhs - rhs) <= _REL_TOL * max(1, abs(lhs), abs(rhs))
-        ops = {sp.Eq: close, sp.Ne: lhs != rhs, sp.StrictLessThan: lhs < rhs, sp.LessThan: close or lhs < rhs,
-               sp.StrictGreaterThan: lhs > rhs, sp.GreaterThan: close or lhs > rhs}
-        return bool(ops[type(cond)])
+        return bool(_RELATIONS[type(cond)](lhs, rhs, close))
     raise TypeError(f"not a condition: {cond!r}")
 
 

@@ -3,6 +3,7 @@ against the tight eps(delta) of the full skip mixture from the 1-D hockey-stick 
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -50,14 +51,26 @@ def test_bracket_contains_the_unprojected_skip_mixture(n, share, spread, L, delt
     assert lower <= mixture.value * (1 + 1e-9) and mixture.value <= upper * (1 + 1e-9)
 
 
+def _gaussian_epsilon(mu: float, delta: float) -> float:
+    """eps(delta) of N(0, 1) vs N(mu, 1) solved here with mpmath (Balle & Wang's delta(eps), bisection)."""
+    with mpmath.workdps(40):
+        def excess(e):
+            return mpmath.ncdf(mu / 2 - e / mu) - mpmath.exp(e) * mpmath.ncdf(-mu / 2 - e / mu) - delta
+        return float(mpmath.findroot(excess, (mpmath.mpf(0), mpmath.mpf(50)), solver="bisect"))
+
+
 def test_printed_sigma_is_not_private_below_eps_1_and_the_corrected_one_is():
-    """n = 2^20, m = 2^13: printed sigma gives 1.087 at eps = 0.9, delta = 1e-10; the corrected one 0.758."""
-    n, m, eps, delta = 2**20, 2**13, 0.9, 1e-10
-    for factor, want in ((1, 1.0868), (2, 0.75767)):
-        sigma = 2 * math.sqrt(factor * math.log(1.25 / delta) / m) / eps
-        value, lower, upper, before, enclose = contracting_skip_epsilon(sigma, 1.0, n, m, delta)
+    """n = 2^20, m = 2^13, eps = 0.9, delta = 1e-10: printed sigma gives 1.087, the corrected one 0.758; both against
+    the Gaussian shift 2L/sigma over sqrt(1/(1 - (1 - c)^2) + m + 1) solved independently."""
+    n, m, eps, delta, L = 2**20, 2**13, 0.9, 1e-10, 1.0
+    for factor, near in ((1, 1.0868), (2, 0.75767)):
+        sigma = 2 * L * math.sqrt(factor * math.log(1.25 / delta) / m) / eps
+        c = math.sqrt(8) * L / math.sqrt(n * (L**2 + sigma**2))
+        want = _gaussian_epsilon(2 * L / (sigma * math.sqrt(1 / (1 - (1 - c) ** 2) + m + 1)), delta)
+        value, lower, upper, before, enclose = contracting_skip_epsilon(sigma, L, n, m, delta)
         ends = enclose(64)
-        assert abs(value - want) < 1e-4 and 150 < before < 200
+        assert abs(value - want) <= 1e-12 * want and abs(want - near) < 1e-4 and 150 < before < 200
+        assert float(ends.lower) <= want * (1 + 1e-15) and want <= float(ends.upper) * (1 + 1e-15)
         assert float(ends.upper) - float(ends.lower) < 1e-12
         assert (float(ends.lower) > eps) if factor == 1 else (float(ends.upper) < eps)
 

@@ -110,20 +110,18 @@ def _ipow(a: Interval, k: int) -> Interval:
     return (arb(0), lo.max(hi))
 
 
-def _increasing(fn: Callable[[Any], Any]) -> Callable[[Interval], Interval]:
+def _increasing(fn: Callable[[Any], Any], decreasing: bool = False) -> Callable[[Interval], Interval]:
+    """`fn` on an interval from its ends (swapped where `fn` is `decreasing`)."""
     def apply(a: Interval) -> Interval:
         if _is_point(a):
             return _point(fn(a[0]))
-        return (fn(a[0]), fn(a[1]))
+        lo, hi = (a[1], a[0]) if decreasing else a
+        return (fn(lo), fn(hi))
     return apply
 
 
 def _decreasing(fn: Callable[[Any], Any]) -> Callable[[Interval], Interval]:
-    def apply(a: Interval) -> Interval:
-        if _is_point(a):
-            return _point(fn(a[0]))
-        return (fn(a[1]), fn(a[0]))
-    return apply
+    return _increasing(fn, decreasing=True)
 
 
 def _ball(fn: Callable[..., Any]) -> Callable[..., Interval]:

@@ -27,7 +27,7 @@ from verify.certify.intervals import (
     arb,
     ctx,
 )
-from verify.certify.translate import Compiled, _compile_condition, _compiled
+from verify.certify.translate import Compiled, _compile_condition, _compiled, _fold
 from verify.errors import ParameterError
 from verify.model import PRECISION_DPS, evaluate
 from verify.parsing import parse_expression
@@ -261,15 +261,7 @@ def _forms(expr: sp.Expr) -> list[sp.Expr]:
 
 
 def _multi(fns: list[Compiled]) -> Compiled:
-    if len(fns) == 1:
-        return fns[0]
-
-    def run(env: Env) -> Interval:
-        out = fns[0](env)
-        for fn in fns[1:]:
-            out = _intersect(out, fn(env))
-        return out
-    return run
+    return fns[0] if len(fns) == 1 else _fold(_intersect, fns)
 
 
 def _intersect(a: Interval, b: Interval) -> Interval:

@@ -58,8 +58,9 @@ def _check(n: int, m: int) -> None:
                              f"never skipped), got n={n}, m={m}")
 
 
-def _ends(n: int, m: int, L: Any, sigma: Any, delta: Any) -> tuple[Any, Any, Any]:
-    """(lower, upper, the Gaussian eps at V_inf) of the tight eps(delta), in the active number system."""
+def _ends(n: int, m: int, L: Any, sigma: Any, delta: Any) -> tuple[Any, Any, Any, Any]:
+    """(lower, upper, the Gaussian eps at V_inf) of the tight eps(delta), and the noise units left from before t, in
+    the active number system."""
     N = num()
     p = _parts(n, m, L, sigma)
     cap = gaussian_dp_epsilon(delta / 2, p["mu_max"])  # eps_true <= cap once the slack is below delta / 2
@@ -67,7 +68,7 @@ def _ends(n: int, m: int, L: Any, sigma: Any, delta: Any) -> tuple[Any, Any, Any
     if not slack < delta / 2:
         raise NotEnclosable(f"the projection and mixture slack {slack} is not below delta/2")
     return (gaussian_dp_epsilon(delta + slack, p["mu_inf"]), gaussian_dp_epsilon(delta - slack, p["mu_max"]),
-            gaussian_dp_epsilon(delta, p["mu_inf"]))
+            gaussian_dp_epsilon(delta, p["mu_inf"]), p["noise_before"])
 
 
 def contracting_skip_epsilon(sigma: float, L: float, n: int, m_pub: int, delta: float
@@ -79,18 +80,17 @@ def contracting_skip_epsilon(sigma: float, L: float, n: int, m_pub: int, delta: 
 
     def enclose(prec: int) -> Enclosure:
         with arb_numbers(prec) as N:
-            lower, upper, _ = _ends(n, m, N.mpf(L), N.mpf(sigma), N.mpf(delta))
+            lower, upper, _, _ = _ends(n, m, N.mpf(L), N.mpf(sigma), N.mpf(delta))
             return Enclosure(lower.lower(), upper.upper(), "Gaussian eps(delta) at V_inf and V_min, slack for the "
                              "skip mixture (Pinsker) and the projection (union bound), Arb", prec)
 
     with mpmath.workdps(50):
         N = num()
         try:
-            lower, upper, value = _ends(n, m, N.mpf(L), N.mpf(sigma), N.mpf(delta))
+            lower, upper, value, before = _ends(n, m, N.mpf(L), N.mpf(sigma), N.mpf(delta))
         except NotEnclosable as err:  # the iterates reach the boundary of K (or the skips differ) too often
             raise ParameterError(f"contracting Skip-PNSGD at n={n}, m={m}, sigma={sigma:g}, L={L:g}, delta={delta:g}: "
                                  f"{err}; the bracket needs the noise well inside K = [-1, 1] and delta above the "
                                  "slack of the skip mixture and the projection (which e^eps multiplies)") from None
-        before = _parts(n, m, N.mpf(L), N.mpf(sigma))["noise_before"]
     low, high = math.nextafter(float(lower), -math.inf), math.nextafter(float(upper), math.inf)
     return float(value), max(low, 0.0), high, float(before), enclose

@@ -88,16 +88,18 @@ def _exact_components(exact: Sequence[Any], means: Sequence[float], sds: Sequenc
     return [exact[i] for i in keep], [float(means[i]) for i in keep], [float(sds[i]) for i in keep]
 
 
-def _underflowed(weights: Sequence[float], exact_weights: Callable[[], Sequence[Any]] | None) -> bool:
-    """True where a float weight is 0 but its exact weight (`exact_weights()`, Arb balls) is not: the float quadrature
-    left that component out, so its interval cannot bound what it contributes (the enclosure keeps it). Weights that
-    are exactly 0 (a batch that cannot occur at q = 1) are not lost."""
-    zeros = np.flatnonzero(np.asarray(weights, float) <= 0)
-    if exact_weights is None or zeros.size == 0:
-        return False
+def _underflowed(float_weights: Sequence[Sequence[float]], exact_weights: Callable[[], Any] | None,
+                 pick: Callable[[Any], Sequence[Sequence[Any]]]) -> list[bool]:
+    """For each mixture's float weights, whether one is 0 while its exact weight (`pick(exact_weights())`, Arb balls,
+    computed once and only if some float weight is 0) is not: the float quadrature left that component out, so its
+    interval cannot bound what it contributes (the enclosure keeps it). Weights that are exactly 0 (a batch that
+    cannot occur at q = 1) are not lost."""
+    zeros = [np.flatnonzero(np.asarray(w, float) <= 0) for w in float_weights]
+    if exact_weights is None or not any(z.size for z in zeros):
+        return [False] * len(zeros)
     with ctx.workprec(64):
-        exact = exact_weights()
-    return any(not _is_zero(exact[i]) for i in zeros)
+        exact = pick(exact_weights())
+    return [any(not _is_zero(e[i]) for i in z) for z, e in zip(zeros, exact, strict=True)]
 
 
 def _open_ended(truth: Truth, upper: bool, lower: bool) -> Truth:
@@ -165,8 +167,7 @@ def _renyi_quad(p_mix: tuple, q_mix: tuple, alpha: float, exact_weights, both: b
             first, second = (q, p) if reverse else (p, q)
             return enclose_renyi_mixture(first, second, alpha, prec, (lo, hi))
         return enclose
-    lost_p = _underflowed(p_mix[0], exact_weights and (lambda: exact_weights()[0]))
-    lost_q = _underflowed(q_mix[0], exact_weights and (lambda: exact_weights()[1]))
+    lost_p, lost_q = _underflowed((p_mix[0], q_mix[0]), exact_weights, lambda pair: pair)
 
     # R(A || B) is infinite where B's widest component is too narrow for A's: alpha s_B^2 <= (alpha - 1) s_A^2
     diverges = [(sp_ if r else sq).max() ** 2 * alpha <= (alpha - 1) * (sq if r else sp_).max() ** 2 for r in orders]
@@ -207,7 +208,7 @@ def renyi_mixture_to_gaussians(weights: Sequence[float], means: Sequence[float],
     gives it (error-based interval; Arb enclosure with `exact_weights()` for P's weights, default the floats)."""
     check_renyi_order(alpha)
     wp, mp, sds = _components(weights, means, np.full(len(means), float(s)))
-    lost = _underflowed(weights, exact_weights)
+    lost, = _underflowed((weights,), exact_weights, lambda single: (single,))
     t = np.asarray(targets, dtype=float)
     ends = [mp.min(), mp.max(), t.min(), t.max(), alpha * mp.min() - (alpha - 1) * t.max(),
             alpha * mp.max() - (alpha - 1) * t.min()]
