@@ -83,7 +83,8 @@ NOISY_GD_QUADRATIC = Family(
     facts=frozenset({"quadratic_loss", "unconstrained", "replace_one", "gaussian_start", "shared_start"}),
     truths={
         _R: exact(_renyi, _HOW),
-        _DP: exact(_dp_epsilon, "tight (eps, delta) of the Gaussian pair (Balle-Wang), bisection at 50 digits"),
+        _DP: exact(_dp_epsilon, "tight (eps, delta) of the Gaussian pair (Balle-Wang), bisection at 50 digits",
+                   arb_first=False),
         **_f_dp_truths(_renyi),
         _LSI: exact(_lsi, "1/max_t variance of the Gaussian tracing-diffusion marginals, 50 digits"),
         _RISK: exact(_risk, "lam/2 (m^{2K} dist^2 + d v_K) from the exact Gaussian law, 50 digits"),
@@ -128,7 +129,8 @@ NOISY_GD_SUM_QUADRATIC = Family(
     facts=frozenset({"quadratic_loss", "unconstrained", "replace_one", "fixed_start"}),
     truths={
         _R: exact(_sum_renyi, _SUM_HOW),
-        _DP: exact(_sum_dp, "tight (eps, delta) of the Gaussian output pair, bisection/Newton at 50 digits"),
+        _DP: exact(_sum_dp, "tight (eps, delta) of the Gaussian output pair, bisection/Newton at 50 digits",
+                   arb_first=False),
         **_f_dp_truths(_sum_renyi),
         Quantity.AVG_GRAD_SQ: exact(lambda sigma, eta, n, K, lam, d, dist: sum_gd_avg_grad_sq(
             eta, sigma, n, lam, int(K), int(d), dist), _SUM_HOW),

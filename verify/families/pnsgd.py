@@ -95,7 +95,7 @@ PNMSGD_QUADRATIC = Family(
             # equal-covariance Gaussian pair: R_2 = mu^2, mu the Mahalanobis distance of the means
             _DP: exact(lambda sigma, eta, lam, n, i, Delta, delta: gaussian_dp_epsilon(delta, num().sqrt(
                 _pnmsgd_quadratic(2, sigma, eta, lam, n, i, Delta))), "tight eps(delta) of the Gaussian "
-                "output pair (Balle-Wang), 50 digits")},
+                "output pair (Balle-Wang), 50 digits", arb_first=False)},
     method=_HOW,
     constraints=(Assumption("index_in_range", i <= n, "1 <= i <= n"),),
 )

@@ -1,0 +1,80 @@
+"""The Arb-first evaluation of closed-form truths (verify.families._exact): the float it returns is the exact value
+correctly rounded (checked against mpmath at 120 digits), and every case it cannot prove goes to the mpmath path."""
+
+import math
+
+import mpmath
+import pytest
+from flint import arb, ctx
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from verify.errors import DeadlineExceeded
+from verify.families._exact import _ball_float, exact
+from verify.truth.numbers import NotEnclosable, gap_power, geometric_gap, num
+
+
+def _gd_variance(x, count):
+    """(1 - x)^(2 count) + sum_{j < count} (1 - x)^(2j): the noisy-GD variance's cancelling parts."""
+    return gap_power(x, 2 * int(count)) + geometric_gap(x, count, power=2)
+
+
+def _reference(x: float, count: int) -> float:
+    with mpmath.workdps(120):
+        r = (1 - mpmath.mpf(x)) ** 2
+        return float(r**count + sum(r**j for j in range(count)))
+
+
+@given(st.one_of(st.floats(1e-300, 1e-6), st.floats(1e-6, 1.999999), st.floats(1.999999, 2.0, exclude_max=True)),
+       st.integers(1, 400))
+@settings(max_examples=200, deadline=None, database=None)
+def test_value_is_the_correctly_rounded_exact_value(x, count):
+    """Cancellation-prone inputs (x tiny, 1 - x near -1): the truth's float equals the 120-digit value rounded."""
+    assert exact(_gd_variance, "test")(x=x, count=count).value == _reference(x, count)
+
+
+@given(st.floats(-700, 700), st.floats(1e-3, 1e3))
+@settings(max_examples=200, deadline=None, database=None)
+def test_agrees_with_the_mpmath_path(x, y):
+    fn = lambda x, y: num().expm1(x) / y + num().log1p(y)  # noqa: E731
+    fast, slow = exact(fn, "test")(x=x, y=y), exact(fn, "test", arb_first=False)(x=x, y=y)
+    with mpmath.workdps(120):
+        want = float(mpmath.expm1(x) / y + mpmath.log1p(y))
+    assert fast.value == want
+    assert abs(slow.value - want) <= 2 * math.ulp(want)
+
+
+def test_ball_float_refuses_a_ball_that_straddles_a_rounding_tie():
+    saved, ctx.prec = ctx.prec, 200
+    try:
+        tie = arb(1) + arb(2) ** -53  # halfway between 1 and its successor
+        assert _ball_float(tie) == 1.0  # exact: ties to even
+        assert _ball_float(arb(tie.mid(), arb(2) ** -120)) is None
+        assert _ball_float(arb(tie.mid() + arb(2) ** -100, arb(2) ** -120)) == 1.0 + 2**-52
+        assert _ball_float(arb("inf")) is None and _ball_float(arb("nan")) is None
+        assert _ball_float(1.5) is None  # a float is not a ball
+    finally:
+        ctx.prec = saved
+
+
+def test_what_arb_cannot_decide_goes_to_mpmath():
+    def fn(x):
+        if num().rigorous:
+            raise NotEnclosable("undecided branch")
+        return num().mpf(x) * 3
+    assert exact(fn, "test")(x=0.5).value == 1.5
+
+
+def test_a_cap_raised_on_the_arb_path_is_not_swallowed():
+    def fn(x):
+        if num().rigorous:
+            raise DeadlineExceeded("the test cap")
+        return num().mpf(x)
+    with pytest.raises(DeadlineExceeded):
+        exact(fn, "test")(x=1.0)
+
+
+def test_the_enclosure_is_unchanged_by_the_fast_path():
+    truth = exact(lambda x: num().exp(x), "test")(x=1.0)
+    enc = truth.enclose(128)
+    assert enc.lower < enc.upper and float(enc.lower) <= math.e <= float(enc.upper)
