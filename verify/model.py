@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 from types import MappingProxyType
 
 import mpmath
@@ -222,12 +222,19 @@ def check_declared_domain(owner: str, symbol: sp.Symbol, value: float) -> None:
     """
     if not math.isfinite(value):
         raise ParameterError(f"{owner}: parameter {symbol.name} must be a finite number, got {value}")
+    failed = _domain_failure(symbol, value)
+    if failed is not None:
+        raise AssumptionError(owner, f"domain of {symbol.name}", failed, {symbol.name: value})
+
+
+@lru_cache(maxsize=1 << 16)
+def _domain_failure(symbol: sp.Symbol, value: float) -> str | None:
+    """The first declared fact of `symbol` that a finite `value` breaks, as text; None if it keeps them all (once per
+    symbol and value: a grid point checks each of its symbols several times on its way through the checker)."""
     positive, nonnegative, integer = _declared_facts(symbol)
     facts = [(positive, value > 0, f"{symbol.name} > 0"), (nonnegative, value >= 0, f"{symbol.name} >= 0"),
              (integer, float(value).is_integer(), f"{symbol.name} integer")]
-    for declared, ok, text in facts:
-        if declared and not ok:
-            raise AssumptionError(owner, f"domain of {symbol.name}", text, {symbol.name: value})
+    return next((text for declared, ok, text in facts if declared and not ok), None)
 
 
 @cache
@@ -249,11 +256,15 @@ class Assumption:
         """The names of the condition's free symbols (SymPy recomputes free_symbols on every access)."""
         return frozenset(s.name for s in self.condition.free_symbols)
 
+    @cached_property
+    def text(self) -> str:
+        return sp.sstr(self.condition)
+
     def check(self, owner: str, values: Mapping[str, float]) -> None:
         """Raise AssumptionError naming this assumption if it fails at `values`."""
         if not condition_holds(self.condition, values):
-            used = {s.name: values[s.name] for s in self.condition.free_symbols if s.name in values}
-            raise AssumptionError(owner, self.name, sp.sstr(self.condition), used, self.description)
+            used = {name: values[name] for name in sorted(self.names) if name in values}
+            raise AssumptionError(owner, self.name, self.text, used, self.description)
 
 
 @dataclass(frozen=True)
