@@ -8,20 +8,21 @@ import sympy as sp
 
 from verify.model import Assumption, Family, Parameter, Quantity
 from verify.results import Truth
-from verify.symbols import alpha, b, delta, eps, eta, j0, m, q, reg, sigma, steps, x, x_prime
+from verify.symbols import alpha, b, delta, eps, eta, j0, m, q, reg, sigma, steps, type1, x, x_prime
 from verify.truth.noisy_sgd_batches import (
     LinearSGD,
     cyclic_patterns,
     cyclic_renyi,
     mixture_dp_delta,
     mixture_dp_epsilon,
+    mixture_tradeoff,
     poisson_patterns,
     poisson_renyi,
     shuffled_patterns,
     shuffled_renyi,
 )
 
-_R, _DP, _DELTA = Quantity.RENYI, Quantity.DP_EPSILON, Quantity.DP_DELTA
+_R, _DP, _DELTA, _TRADEOFF = Quantity.RENYI, Quantity.DP_EPSILON, Quantity.DP_DELTA, Quantity.TRADEOFF
 _MODEL = ("theta <- (1 - eta reg) theta + (eta/b) sum_{i in B} x_i + eta N(0, sigma^2) from theta_0 = 0, the last "
           "iterate released; every record is 0 but one, x on D and x_prime on D' (replace-one; x = 0 is add/remove "
           "with a fixed normaliser b)")
@@ -32,9 +33,11 @@ _COMMON = (Parameter(alpha, alpha > 1, "Rényi order", quantities=(_R,)), Parame
            Parameter(x, sp.true, "the differing record on D"),
            Parameter(x_prime, sp.true, "the differing record on D'"),
            Parameter(delta, sp.And(delta > 0, delta < 1), "delta of (eps, delta)-DP", quantities=(_DP,)),
-           Parameter(eps, sp.true, "eps of (eps, delta)-DP", quantities=(_DELTA,)))
+           Parameter(eps, sp.true, "eps of (eps, delta)-DP", quantities=(_DELTA,)),
+           Parameter(type1, type1 < 1, "type-I error x of the trade-off function, 0 < x < 1", quantities=(_TRADEOFF,)))
 _METHOD = ("Gaussian mixture over the record's sampling pattern: R_alpha by certified quadrature both orders (closed "
-           "form: cyclic), (eps, delta) by the mixture pair's hockey stick bracketed in Arb, both orders")
+           "form: cyclic), (eps, delta) by the mixture pair's hockey stick bracketed in Arb, both orders, and the "
+           "trade-off function from it (its convex conjugate, at the Neyman-Pearson threshold)")
 _FACTS = frozenset({"linear_model", "fixed_state_noise", "last_iterate"})
 
 
@@ -43,7 +46,8 @@ def _sgd(eta, reg, sigma, b, x, x_prime, steps) -> LinearSGD:
 
 
 def _dp_truths(patterns, what: str) -> dict:
-    """dp_epsilon and dp_delta of a sampling scheme; `patterns(sgd, **scheme)` lists where the record is sampled."""
+    """dp_epsilon, dp_delta and tradeoff_beta of a sampling scheme; `patterns(sgd, **scheme)` lists where the record
+    is sampled."""
     def epsilon(eta, reg, sigma, b, x, x_prime, steps, delta, **scheme):
         sgd = _sgd(eta, reg, sigma, b, x, x_prime, steps)
         return mixture_dp_epsilon(sgd, patterns(sgd, **scheme), float(delta), what)
@@ -52,7 +56,11 @@ def _dp_truths(patterns, what: str) -> dict:
         sgd = _sgd(eta, reg, sigma, b, x, x_prime, steps)
         return mixture_dp_delta(sgd, patterns(sgd, **scheme), float(eps), what)
 
-    return {_DP: epsilon, _DELTA: delta_of}
+    def beta(eta, reg, sigma, b, x, x_prime, steps, type1, **scheme):
+        sgd = _sgd(eta, reg, sigma, b, x, x_prime, steps)
+        return mixture_tradeoff(sgd, patterns(sgd, **scheme), float(type1), what)
+
+    return {_DP: epsilon, _DELTA: delta_of, _TRADEOFF: beta}
 
 
 NOISY_SGD_POISSON = Family(

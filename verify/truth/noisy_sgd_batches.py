@@ -34,6 +34,7 @@ from verify.truth.hockey_stick_1d import delta_float, enclose_delta, epsilon_tru
 from verify.truth.mixture import Mixture1D
 from verify.truth.mixture_quad import renyi_mixture_quad_both
 from verify.truth.numbers import Enclosure, arb_numbers
+from verify.truth.tradeoff_1d import tradeoff_truth
 
 MAX_COMPONENTS = 1 << 12  # sampling patterns one truth may mix (about 5 s of quadrature)
 _DELTA_PAD = 1e-9  # relative pad of a float delta(eps) (Phi differences summed in floats)
@@ -209,7 +210,7 @@ def cyclic_renyi(sgd: LinearSGD, batches: int, position: int, alpha: float) -> T
     return _mixture_renyi(sgd, cyclic_patterns(sgd, batches, position), alpha, "noisy SGD, cyclic batches")
 
 
-# ---- (eps, delta): the tight hockey stick of the two laws, bracketed in Arb (verify.truth.hockey_stick_1d) ---------
+# ---- (eps, delta) and f-DP: the tight hockey stick of the two laws, bracketed in Arb (verify.truth.hockey_stick_1d) --
 
 def _laws(sgd: LinearSGD, patterns: Patterns) -> tuple[Mixture1D, Mixture1D, float]:
     """The released laws on D (record x) and D' (x') over the patterns, and a proven bound on max_S |w~_S - w_S| / w~_S,
@@ -252,6 +253,16 @@ def mixture_dp_delta(sgd: LinearSGD, patterns: Patterns, eps: float, what: str) 
     return Truth(value, max(value - pad, 0.0), min(value + pad, 1.0), Method.EXACT,
                  f"{what}: tight delta(eps) of the {len(p.weights)}-component mixture pair, both orders",
                  enclose=enclose)
+
+
+def mixture_tradeoff(sgd: LinearSGD, patterns: Patterns, type1: float, what: str) -> Truth:
+    """The trade-off function at type-I error `type1`, the smaller of both orders (f-DP), from the mixture pair's
+    hockey stick (verify.truth.tradeoff_1d), bracketed in Arb."""
+    if not 0 < type1 < 1:
+        raise ParameterError(f"type-I error must lie in (0, 1), got {type1!r}")
+    p, q, error = _laws(sgd, patterns)
+    return tradeoff_truth(p, q, float(type1), f"{what}: trade-off of the {len(p.weights)}-component mixture pair at "
+                          "the Neyman-Pearson threshold, both orders", weight_error=error)
 
 
 def _epochs(sgd: LinearSGD, batches: int) -> tuple[int, int]:
