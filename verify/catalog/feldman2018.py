@@ -56,6 +56,8 @@ CONTRACTIVE = Assumption("contractive", Abs(kappa) <= 1, "every map is 1-Lipschi
 
 PNSGD_GRID = {"alpha": (1.5, 2.0, 10.0), "sigma": (0.5, 1.0, 4.0), "eta": (0.1, 0.5, 1.0, 1.5, 2.0),
               "lam": (0.5, 1.0, 2.0), "n": (1, 2, 5, 10, 50), "t": (1, 2, 5, 10, 50), "Delta": (2.0,)}
+NONCONVEX_GRID = {"alpha": (2.0, 10.0), "sigma": (0.5, 1.0, 4.0), "eta": (0.1, 0.5, 1.0), "lam": (0.5, 1.0),
+                  "n": (1, 2, 10, 50), "t": (1, 2, 10), "Delta": (2.0,)}
 LINEAR_GRID = {"alpha": (1.5, 2.0, 10.0), "sigma": (0.5, 1.0, 4.0), "eta": (0.1, 1.0), "n": (1, 2, 5, 10, 50),
                "t": (1, 2, 5, 10, 50), "L": (1.0,)}
 PNMSGD_GRID = {"alpha": (2.0, 10.0), "sigma": (0.5, 1.0), "eta": (0.1, 0.5, 1.0, 2.0), "lam": (0.5, 1.0),
@@ -158,6 +160,25 @@ THEOREMS = (
                      bind=ON_QUADRATIC),),
         note="The step-size condition is necessary: at eta*beta = 2.1, n = 2, t = 1 the exact value is 1.095x the "
              "bound (research §3.1).",
+    ),
+    Theorem(
+        "feldman2018.theorem23.nonconvex", "Theorem 23 on a non-convex (concave quadratic) loss",
+        _src("Theorem 23, without convexity"), Variant.MISAPPLIED, Direction.UPPER, Quantity.RENYI, THM23,
+        (ORDER, STEP, LIPSCHITZ), frozenset({"replace_one_fixed_index", "smooth"}),
+        (Application("pnsgd_concave_quadratic", VIOLATED, NONCONVEX_GRID, bind=ON_QUADRATIC),),
+        note="Convexity is necessary: on -(lam/2)||w - x||^2 (lam-smooth) each step expands by c = 1 + eta lam, and "
+             "record 1's divergence tends to (c^2 - 1)/c^2 of its one-step value as n grows instead of decaying like "
+             "1/(n - t + 1): at eta = 0.5, lam = 1, n = 50, t = 1 the exact value is 27.8x the bound. No privacy "
+             "amplification by iteration for non-convex losses (Annamalai 2024), on an exact instance.",
+    ),
+    Theorem(
+        "feldman2018.lemma27.nonconvex", "Lemma 27's local bound without convexity",
+        _src("Lemma 27 (one Gaussian mechanism, post-processed)"), Variant.DERIVED, Direction.UPPER,
+        Quantity.RENYI, 2 * alpha * L**2 / sigma**2, (ORDER, LIPSCHITZ), frozenset({"replace_one_fixed_index"}),
+        (Application("pnsgd_concave_quadratic", HOLDS, NONCONVEX_GRID, bind=ON_QUADRATIC),),
+        note="Record t enters through one Gaussian mechanism of sensitivity Delta <= 2L; the later steps are "
+             "post-processing whatever the loss, so the local bound needs no convexity. On the concave quadratic "
+             "the last iterate stays within a constant factor of it (no amplification), attaining it at n = t.",
     ),
     Theorem(
         "feldman2018.lemma27", "Local RDP of PNSGD (one Gaussian mechanism per record)", _src("Lemma 27"),

@@ -41,7 +41,13 @@ from verify.families.mixtures import (
 from verify.families.nmf import FAMILIES as NMF_FAMILIES
 from verify.families.noisy_gd import NOISY_GD_QUADRATIC, NOISY_GD_SUM_QUADRATIC
 from verify.families.noisy_sgd import FAMILIES as NOISY_SGD_FAMILIES
-from verify.families.pnsgd import CNI_AFFINE, PNMSGD_QUADRATIC, PNSGD_LINEAR, PNSGD_QUADRATIC
+from verify.families.pnsgd import (
+    CNI_AFFINE,
+    PNMSGD_QUADRATIC,
+    PNSGD_CONCAVE_QUADRATIC,
+    PNSGD_LINEAR,
+    PNSGD_QUADRATIC,
+)
 from verify.families.pnsgd_dp import FAMILIES as PNSGD_DP_FAMILIES
 from verify.families.psgd_box import FAMILIES as PSGD_BOX_FAMILIES
 from verify.families.shifted import CONTRACTION_GAUSSIAN, SHIFT_REDUCTION_GAUSSIAN
@@ -50,7 +56,8 @@ from verify.model import Assumption, Family, Parameter, Quantity
 from verify.truth.montecarlo import monte_carlo_renyi
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
-    NOISY_GD_QUADRATIC, NOISY_GD_SUM_QUADRATIC, PNSGD_QUADRATIC, PNSGD_LINEAR, PNMSGD_QUADRATIC, CNI_AFFINE,
+    NOISY_GD_QUADRATIC, NOISY_GD_SUM_QUADRATIC, PNSGD_QUADRATIC, PNSGD_CONCAVE_QUADRATIC, PNSGD_LINEAR,
+    PNMSGD_QUADRATIC, CNI_AFFINE,
     SHIFT_REDUCTION_GAUSSIAN, CONTRACTION_GAUSSIAN, SAMPLED_GAUSSIAN, STOP_PNSGD_LINEAR_1D, SKIP_PNSGD_LINEAR_1D,
     MIXTURE_VS_GAUSSIAN, NOISY_GD_PROJECTED_1D, NOISY_GD_LOGISTIC_1D, PNSGD_PROJECTED_1D,
     SAMPLED_GAUSSIAN_COMPOSED,

@@ -68,6 +68,27 @@ PNSGD_QUADRATIC = Family(
     constraints=(Assumption("index_in_range", t <= n, "1 <= t <= n"),),
 )
 
+def _pnsgd_concave_quadratic(alpha, sigma, eta, lam, n, t, Delta):
+    """PNSGD on -(lam/2)||w - x||^2: the same Gaussian law with c = 1 + eta lam (the gap x = -eta lam)."""
+    return _pnsgd_quadratic(alpha, sigma, eta, -num().mpf(lam), n, t, Delta)
+
+
+PNSGD_CONCAVE_QUADRATIC = Family(
+    name="pnsgd_concave_quadratic",
+    description="PNSGD (Feldman et al. Alg. 1) without projection on the non-convex (concave) loss f(w; x) = "
+                "-(lam/2)||w - x||^2: lam-smooth and lam-weakly convex, each step expands by c = 1 + eta lam; record "
+                "t differs, Delta = lam ||x_t - x_t'||. The last iterate keeps a fraction (c^2 - 1)/c^2 of record "
+                "1's one-step divergence however many steps follow: no privacy amplification by iteration for "
+                "non-convex losses (Annamalai 2024), exactly.",
+    parameters=(_ALPHA, _SIGMA, _ETA, Parameter(lam, lam > 0, "curvature magnitude (the loss is concave)"), _N,
+                Parameter(t, t >= 1, "index of the replaced record (1-based, used at step t)", integer=True),
+                Parameter(Delta, Delta >= 0, "gradient difference lam ||x_t - x_t'||")),
+    facts=frozenset({"replace_one_fixed_index", "unconstrained", "smooth", "nonconvex", "quadratic_loss"}),
+    truths={_R: exact(_pnsgd_concave_quadratic, _HOW)},
+    method=_HOW,
+    constraints=(Assumption("index_in_range", t <= n, "1 <= t <= n"),),
+)
+
 PNSGD_LINEAR = Family(
     name="pnsgd_linear",
     description="PNSGD without projection on linear losses f(w; x) = <w, x>, ||x|| <= L, with x_t = L e_1 vs "
