@@ -44,8 +44,16 @@ def test_sections_have_statement_assumptions_and_plots(small_report, small_resul
     md = (small_report / "report.md").read_text()
     html = (small_report / "index.html").read_text()
     for r in small_results["results"]:
+        typical = r["figure"].pop("typical", None)
         assert r["figure"] == {"svg": f"plots/{r['id']}.svg",
                                "data": f"plots/{r['id']}.json"}
+        if r["verdict"] == "HOLDS":  # the second figure, around the median bound/truth grid point
+            assert typical == {"svg": f"plots/{r['id']}__typical.svg", "data": f"plots/{r['id']}__typical.json"}
+            assert f"]({typical['svg']})" in md and f'src="{typical["svg"]}"' in html
+            base = json.loads((small_report / typical["data"]).read_text())[0]["base"]
+            assert base != _sweeps(small_report, r)[0]["base"]
+        else:
+            assert typical is None
         assert (small_report / r["figure"]["svg"]).stat().st_size > 1000
         assert (small_report / r["figure"]["svg"]).read_text().lstrip().startswith("<?xml")
         assert f"]({r['figure']['svg']})" in md and f'src="{r["figure"]["svg"]}"' in html

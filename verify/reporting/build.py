@@ -38,8 +38,8 @@ from verify.reporting.html import STATIC_DIR, copy_static, render_html, single_f
 from verify.reporting.markdown import render_markdown
 from verify.reporting.plots import plot_sweeps
 from verify.reporting.results_json import SCHEMA_VERSION, json_safe, results_document
-from verify.reporting.sweeps import base_point, sweep, swept_parameters
-from verify.reporting.view import QUANTITY_LABEL, anchors, build_view
+from verify.reporting.sweeps import base_point, sweep, swept_parameters, typical_point
+from verify.reporting.view import QUANTITY_LABEL, TYPICAL, anchors, build_view
 from verify.runner import FALSIFY_EXAMPLES, RunResult, check_writable, is_results_file, run, use_backend
 
 Progress = Callable[[str, str, int, int], None]  # (phase, label, done, total)
@@ -115,7 +115,7 @@ def _write(outcome: RunResult, folder: Path, run_id: str | None, progress: Progr
     stems = anchors(data["results"])
     plots = folder / "plots"
     plots.mkdir()
-    jobs: dict[Future, int] = {}
+    jobs: dict[Future, tuple[int, str]] = {}
     parallel = len(outcome.results) >= PARALLEL_FROM
     pool = (fork_executor(workers, len(outcome.results), outcome.backend) if parallel else None) or _Serial()
     try:
@@ -125,12 +125,16 @@ def _write(outcome: RunResult, folder: Path, run_id: str | None, progress: Progr
                 app = theorem.application(r.family)
                 base = base_point(theorem, app, r) if app else None
                 if base is not None:
-                    jobs[pool.submit(_figure, r.theorem, r.family, base, plots / stems[i])] = i
+                    jobs[pool.submit(_figure, r.theorem, r.family, base, plots / stems[i])] = (i, stems[i])
+                typical = typical_point(app, r) if base is not None else None
+                if typical is not None:
+                    name = f"{stems[i]}{TYPICAL}"
+                    jobs[pool.submit(_figure, r.theorem, r.family, typical, plots / name)] = (i, name)
             sweeps: dict[str, list[dict]] = {}
             try:
                 for done, job in enumerate(as_completed(jobs), 1):
-                    i = jobs[job]
-                    sweeps[stems[i]] = job.result()
+                    i, name = jobs[job]
+                    sweeps[name] = job.result()
                     progress("figures", outcome.results[i].theorem, done, len(jobs))
             except BaseException:
                 pool.shutdown(wait=True, cancel_futures=True)  # do not finish the other figures first
@@ -141,8 +145,13 @@ def _write(outcome: RunResult, folder: Path, run_id: str | None, progress: Progr
         entry["figure"] = None
         if (plots / f"{stem}.svg").exists():
             entry["figure"] = {"svg": f"plots/{stem}.svg", "data": f"plots/{stem}.json"}
-            (plots / f"{stem}.json").write_text(json.dumps(sweeps[stem], indent=1, ensure_ascii=False) + "\n",
-                                                encoding="utf-8")
+            typical = f"{stem}{TYPICAL}"
+            if (plots / f"{typical}.svg").exists():
+                entry["figure"]["typical"] = {"svg": f"plots/{typical}.svg", "data": f"plots/{typical}.json"}
+            for name in (stem, typical):
+                if name in sweeps and (plots / f"{name}.svg").exists():
+                    (plots / f"{name}.json").write_text(json.dumps(sweeps[name], indent=1, ensure_ascii=False)
+                                                        + "\n", encoding="utf-8")
     (folder / "results.json").write_text(dump_results(data), encoding="utf-8")
     view = build_view(data, sweeps)
     (folder / "report.md").write_text(render_markdown(view), encoding="utf-8")

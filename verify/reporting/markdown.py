@@ -71,6 +71,10 @@ def _section(r: Mapping) -> list[str]:
                 f"*{SWEEP_CAPTION} Base point: {r['base_text']}.*"]
         if r["sweep_exclusions"]:
             out += ["", "Sweep values outside the assumptions: " + "; ".join(r["sweep_exclusions"])]
+        if r["figure"].get("typical"):
+            out += ["", f"![{r['id']} at a typical grid point]({r['figure']['typical']['svg']})", "",
+                    f"*The same sweeps around a typical grid point (the median bound / truth over the grid): "
+                    f"{r['typical_base_text']}.*"]
     for note in (r["note"], (r.get("application") or {}).get("note")):
         if note:
             out += ["", f"> {note}"]

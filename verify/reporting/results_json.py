@@ -26,7 +26,8 @@ from verify.reporting.latex import assumption_latex, statement_latex, to_latex
 if TYPE_CHECKING:
     from verify.runner import RunResult
 
-SCHEMA_VERSION = "3.1"  # 3: points and skipped points as columns (verify.reporting.columns); 3.1: run.git_commit
+SCHEMA_VERSION = "3.2"  # 3: points and skipped points as columns (verify.reporting.columns); 3.1: run.git_commit;
+# 3.2: figure.typical
 SCHEMA_FILE = "verify/reporting/results.schema.json"
 # distributions whose versions a run records, with the module whose __version__ stands in without metadata
 VERSIONED = {"dp-verify": "verify", "hypothesis": "hypothesis", "python-flint": "flint", "sympy": "sympy",

@@ -1,6 +1,8 @@
 """One-parameter sweeps around a base point: the data behind the report's plots. Each sweep calls
 `verify.checker.check_point` at the application's worst grid point (its counterexample when VIOLATED, its tightest
 point otherwise) while one parameter (K, alpha or n) varies; values the assumptions exclude are skipped and listed.
+A result that HOLDS is also swept around a typical grid point (`typical_point`: the median bound/truth), where the
+bound and the truth do not overlap as they do at the tightest point.
 A sweep's per-point verdicts are the float filter's (bound against the truth's interval, `rigorous=False`): a figure
 draws curves, and the certificates belong to the entry's own points (the rigorous re-check of every violated or near
 point along the sweeps took 40% of a report's figure time). K and n stay within the application's grid range and
@@ -84,6 +86,22 @@ def base_point(theorem: Theorem, app: Application, result: ApplicationResult) ->
             continue
         return dict(params)
     return None
+
+
+def typical_point(app: Application, result: ApplicationResult) -> dict[str, float] | None:
+    """For a result that HOLDS, the grid point with the median bound/truth over the grid: the slack a reader should
+    expect, beside the tightest point that `base_point` sweeps around (where the two curves meet). None where fewer
+    than three grid points have a finite positive ratio, or the median is the tightest point itself."""
+    if result.status != "HOLDS":
+        return None
+    grid = sorted((p for p in result.points if p.origin == "grid" and p.ratio is not None and p.ratio > 0
+                   and math.isfinite(p.ratio)), key=lambda p: p.ratio)
+    if len(grid) < 3:
+        return None
+    middle = grid[len(grid) // 2]
+    point = {k: middle.params[k] for k in app.grid_names if k in middle.params}
+    tightest = min(grid, key=lambda p: p.margin)
+    return None if all(point[k] == tightest.params.get(k) for k in point) else point
 
 
 def sweep(theorem: Theorem, app: Application, base: Mapping[str, float], parameter: str,

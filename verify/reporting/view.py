@@ -58,6 +58,9 @@ def counterexample(r: Mapping) -> str:
     return f"{params_text(c['params'])}: bound {fmt(c['bound'], 6)} vs truth {fmt(c['truth']['value'], 6)}"
 
 
+TYPICAL = "__typical"  # the stem suffix of a HOLDS result's second figure, swept around its typical grid point
+
+
 def anchor(r: Mapping, ambiguous: bool) -> str:
     """The HTML anchor and file stem of a result: its id (with the family when the id has several)."""
     return f"{r['id']}--{r['family']}" if ambiguous else r["id"]
@@ -142,7 +145,7 @@ def build_view(data: Mapping, sweeps: Mapping[str, Sequence[Mapping]] | None = N
     sweeps = sweeps or {}
     papers: dict[str, dict] = {}
     for r, a in zip(data["results"], anchors(data["results"]), strict=True):
-        r = {**r, "sweeps": sweeps.get(a, [])}
+        r = {**r, "sweeps": sweeps.get(a, []), "typical_sweeps": sweeps.get(f"{a}{TYPICAL}", [])}
         vacuous = bool(r.get("vacuous"))
         item = {**r, "anchor": a, "verdict_class": "vacuous" if vacuous else VERDICT_CLASS.get(r["verdict"], "error"),
                 "verdict_shown": f"{r['verdict']} (vacuous)" if vacuous else r["verdict"],
@@ -155,6 +158,7 @@ def build_view(data: Mapping, sweeps: Mapping[str, Sequence[Mapping]] | None = N
                 "counterexample_rows": point_rows(r["counterexample"]) if r.get("counterexample") else [],
                 "worst_rows": point_rows(r["worst"]) if r.get("worst") else [],
                 "base_text": _base(r.get("sweeps") or []),
+                "typical_base_text": _base(r["typical_sweeps"]),
                 "grid_text": {k: ", ".join(fmt(v, 6) for v in vs) for k, vs in
                               ((r.get("application") or {}).get("grid") or {}).items()},
                 "assumption_rows": [{**x, "status_text": assumption_status(x)} for x in r["assumptions"]]}
