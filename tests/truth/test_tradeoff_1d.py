@@ -169,3 +169,13 @@ def test_distinguishable_pair_is_zero_within_its_bracket():
 def test_type1_outside_the_unit_interval_is_named(type1):
     with pytest.raises(ParameterError, match="type-I error"):
         tradeoff_float(Mixture1D.of([1.0], [0.0], [1.0]), Mixture1D.of([1.0], [1.0], [1.0]), type1)
+
+
+@pytest.mark.parametrize("type1", [5e-324, 1e-310, 1e-300])
+def test_subnormal_type1_does_not_overflow(type1):
+    """1/type1 beyond the float range: gamma x is formed in the log domain (e^eps alone overflows past eps = 709)."""
+    p, q = Mixture1D.of([1.0], [0.0], [1.0]), Mixture1D.of([1.0], [2.0], [1.0])
+    truth = tradeoff_truth(p, q, type1, "test")
+    enc = truth.enclose(128)
+    assert truth.value == pytest.approx(float(_gaussian_reference(2.0, type1)), abs=1e-12)
+    assert float(enc.lower) <= float(_gaussian_reference(2.0, type1)) <= float(enc.upper)

@@ -42,7 +42,7 @@ _REL_PAD = 1e-9  # ... and relative (H in floats is good to ~1e-12)
 def _g_float(p: Mixture1D, q: Mixture1D, eps: float, type1: float) -> tuple[float, float]:
     """g(e^eps) for T(P, Q) and P(A) for A = {q > e^eps p}, floats."""
     h, slope = _delta_and_slope(q, p, eps)  # H(Q || P), whose slope in eps is -e^eps P(A)
-    return 1.0 - h - math.exp(eps) * type1, -slope * math.exp(-eps)
+    return 1.0 - h - math.exp(eps + math.log(type1)), -slope * math.exp(-eps)  # e^eps alone overflows past 709
 
 
 def maximiser(p: Mixture1D, q: Mixture1D, type1: float) -> float:
