@@ -30,8 +30,8 @@ try:
 except ImportError:  # pragma: no cover - python-flint is a runtime dependency
     arb = ctx = None
 
-_OFFSETS = (1e-7, 1e-5, 1e-3, 0.03, 0.3, 1.5, 4.0)  # log-gamma offsets of the enclosure points from the maximiser,
-_LADDER = 2.0  # then points this far apart in log gamma up to 1/x: chords steep enough to beat the brackets' widths
+_OFFSETS = (1e-7, 1e-5, 1e-3, 0.03, 0.3, 1.5, 4.0)  # log-gamma offsets of the enclosure points from the maximiser
+_LADDER_STEPS = 8  # then points at 8, 16, ... past it (below 1/x): chords steep enough to beat the brackets' widths
 _LOWEST_EPS = -700.0  # below this, g <= e^eps (1 - x) is beneath every float: the maximiser search stops
 _H_TOL = 1e-12  # relative width asked of each hockey-stick bracket (enclose_delta)
 _WIDE = 1e-9  # a probe bracket wider than this (relative to max(1, |g|)) is left out of the concavity bound
@@ -87,6 +87,7 @@ def _point(p: Mixture1D, q: Mixture1D, eps: float, type1: Fraction, prec: int,
     """(y, l, u, m) at the exact point y = the lower end of the ball of e^eps: l <= g(y) <= u, and m <= H(gamma) for
     every gamma <= e^eps. H is enclosed at e^eps (enclose_delta's own ball) and moved to y: H decreases with slope
     -P(A) >= -1, so H(e^eps) <= H(y) <= H(e^eps) + (e^eps - y)."""
+    prec += max(0, math.ceil(eps / math.log(2))) + 64  # the ball of e^eps narrow in absolute terms, however large
     lo, hi = enclose_delta(q, p, eps, prec, rel_tol=_H_TOL, weight_error=weight_error)
     with ctx.workprec(prec):
         ball = arb(eps).exp()
@@ -118,20 +119,25 @@ def enclose_order(p: Mixture1D, q: Mixture1D, type1: float, prec: int = 128,
     top = -math.log(type1)
     best = maximiser(p, q, type1)
     offsets = sorted({-d for d in _OFFSETS} | set(_OFFSETS))
-    ladder = [best + _OFFSETS[-1] + _LADDER * k for k in range(1, math.ceil((top - best) / _LADDER))]
-    eps = sorted({e for e in (best + d for d in offsets) if e < top} | {e for e in ladder if e < top}
-                 | {math.nextafter(top, math.inf)})
+    ladder = [best + _OFFSETS[-1] * 2**k for k in range(1, _LADDER_STEPS + 1)]
+    eps = sorted({e for e in {best + d for d in offsets} | set(ladder) if e < top} | {math.nextafter(top, math.inf)})
     probes = [_point(p, q, e, x, prec, weight_error) for e in eps]
-    lower = max(Fraction(0), *(low for _, low, _, _ in probes))
+    lower = max([Fraction(0), *(low for _, low, _, _ in probes)])
     # g(0) = 0 exactly (H_0 = 1); a probe whose bracket is wide (H near a kink: laws almost equal at eps near 0) would
-    # only loosen its neighbours' chords, and is left out of the upper bound (the last one bounds the tail)
+    # only loosen its neighbours' chords, and is left out of the upper bound (but for the last, which bounds the tail)
     points = [(Fraction(0), Fraction(0), Fraction(0), Fraction(1))]
     points += [pt for pt in probes[:-1] if pt[2] - pt[1] <= _WIDE * max(1, abs(pt[2]))] + probes[-1:]
-    y_last = points[-1][0]
-    upper = max(Fraction(0), 1 - y_last * x)  # gamma >= y_last: g <= 1 - gamma x
-    for i in range(len(points) - 1):
-        (a, _, _, _), (b, _, _, h_b) = points[i], points[i + 1]
-        lines = [(1 - h_b - a * x, Fraction(0), a)]  # H(gamma) >= H(b) >= h_b and gamma x >= a x on [a, b]
+    upper = Fraction(0)
+    for i in range(len(points)):
+        (a, _, _, _) = points[i]
+        if i + 1 < len(points):
+            b, h_b = points[i + 1][0], points[i + 1][3]
+            lines = [(1 - h_b - a * x, Fraction(0), a)]  # H(gamma) >= H(b) >= h_b and gamma x >= a x on [a, b]
+        else:  # the tail [y_last, 1/x]: H >= 0, and g <= 0 beyond 1/x
+            b = 1 / x
+            if a >= b:
+                break
+            lines = [(1 - a * x, -x, a)]
         if i >= 1:  # the chord of (y_{i-1}, y_i) extended past y_i lies above the concave g
             (y0, l0, _, _), (y1, _, u1, _) = points[i - 1], points[i]
             lines.append((u1, (u1 - l0) / (y1 - y0), y1))
