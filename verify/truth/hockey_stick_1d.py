@@ -44,6 +44,7 @@ _EPS_NEWTON = 1e-10  # a Newton step on log delta(eps) this small (relative to e
 _EPS_STEPS = 200  # Newton/bisection steps of the eps search at most
 _EPS_MAX = 8192.0  # eps(delta) above this is an error (the pair is almost distinguishable)
 _EPS_PAD = 1e-9  # relative pad of a float eps(delta): Newton on log delta to ~1e-13, on a delta(eps) good to ~1e-12
+_BLOCK_ENTRIES = 1 << 20  # pieces x components evaluated at a time by _log_extremes (8 MB per array)
 _MARGIN = 1e-13  # widening of float log-density ends, relative to 1 + |value|: above their rounding (_log_extremes)
 
 
@@ -203,10 +204,14 @@ def _log_extremes(mix: Mixture1D, a: np.ndarray, b: np.ndarray) -> tuple[np.ndar
     roundings of z^2/2 and of the logs, weighted by the log-sum-exp's softmax, plus its own bound): inside the margin
     up to hundreds of components, and the margin grows by the excess beyond that."""
     m, s, lw = np.array(mix.means), np.array(mix.sds), np.log(mix.weights) - np.log(mix.sds)
-    da, db = (a[:, None] - m) / s, (b[:, None] - m) / s
-    far = np.maximum(np.abs(da), np.abs(db))
-    near = np.where((da <= 0) & (db >= 0), 0.0, np.minimum(np.abs(da), np.abs(db)))
-    low, high = log_sum_exp(lw - far**2 / 2, axis=1), log_sum_exp(lw - near**2 / 2, axis=1)
+    low, high = np.empty(len(a)), np.empty(len(a))
+    rows = max(1, _BLOCK_ENTRIES // len(m))  # pieces x components at a time: memory stays bounded
+    for i in range(0, len(a), rows):
+        da, db = (a[i:i + rows, None] - m) / s, (b[i:i + rows, None] - m) / s
+        far = np.maximum(np.abs(da), np.abs(db))
+        near = np.where((da <= 0) & (db >= 0), 0.0, np.minimum(np.abs(da), np.abs(db)))
+        low[i:i + rows] = log_sum_exp(lw - far**2 / 2, axis=1)
+        high[i:i + rows] = log_sum_exp(lw - near**2 / 2, axis=1)
     n, size = len(mix.weights), float(np.max(np.abs(np.log(mix.weights)) + np.abs(np.log(mix.sds))))
     excess = max(0.0, 2.0**-52 * (2 * n + 2 + 6 * math.log(n) + 7 * size) - _MARGIN)  # twice the bound's constant
     return low - (_MARGIN * (1 + np.abs(low)) + excess), high + (_MARGIN * (1 + np.abs(high)) + excess)
