@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from verify.errors import DeadlineExceeded
+from verify.families import family
 from verify.families._exact import _ball_float, exact
 from verify.truth.numbers import NotEnclosable, gap_power, geometric_gap, num
 
@@ -78,3 +79,37 @@ def test_the_enclosure_is_unchanged_by_the_fast_path():
     truth = exact(lambda x: num().exp(x), "test")(x=1.0)
     enc = truth.enclose(128)
     assert enc.lower < enc.upper and float(enc.lower) <= math.e <= float(enc.upper)
+
+
+def test_a_ball_around_zero_proves_no_sign():
+    """Both ends below the smallest subnormal, on either side of 0: -0.0 == 0.0, but the ball proves no sign, so the
+    mpmath path decides (found by the hostile review: dp_delta at eps = 1e300 came back -0.0)."""
+    saved, ctx.prec = ctx.prec, 128
+    try:
+        assert _ball_float(arb(0, arb(2) ** -2000)) is None
+        assert _ball_float(arb(arb(2) ** -1100, arb(2) ** -1200)) == 0.0
+    finally:
+        ctx.prec = saved
+    got = family("noisy_gd_quadratic").truth("dp_delta", sigma=1.0, eta=1.0, n=1, K=1, S=1.0, lam=1.0,
+                                             start_var=0.0, eps=1e300).value
+    assert got == 0.0 and math.copysign(1.0, got) == 1.0
+
+
+@given(st.integers(-1200, -1000), st.integers(1, 2**60))
+@settings(max_examples=200, deadline=None, database=None)
+def test_subnormal_values_are_rounded_once(exp, man):
+    """man 2^exp, exact in Arb, against Python's correctly rounded integer division (one rounding, not 53 bits then
+    the subnormal grid)."""
+    saved, ctx.prec = ctx.prec, 128
+    try:
+        value = arb(man) * arb(2) ** exp
+        assert value.is_exact()
+        assert _ball_float(value) == man / (1 << -exp)
+    finally:
+        ctx.prec = saved
+
+
+def test_a_subnormal_truth_is_the_nearest_subnormal():
+    """R = alpha (d1 + d2)^2/(2 s^2) with d1 = 2^-538, d2 = 2^-638 at alpha = 4: 2^-1075 (1 + 2^-99), just above the
+    halfway point between 0 and the smallest subnormal: 5e-324, not 0."""
+    assert family("gaussian_triple").truth("renyi", alpha=4.0, d1=2.0**-538, d2=2.0**-638, s=1.0).value == 5e-324

@@ -205,3 +205,10 @@ def test_shuffled_and_poisson_hockey_sticks_against_quadrature(scheme, kw, eps):
     enc = got.enclose(128)  # proven; the quadrature reference is good to ~1e-10 (its panels' epsrel)
     assert float(enc.lower) <= ref * (1 + 1e-9) + 1e-12 and ref * (1 - 1e-9) - 1e-12 <= float(enc.upper)
     assert float(enc.upper) - float(enc.lower) <= 1e-9 * ref + 1e-12
+
+
+def test_an_expansion_beyond_the_float_range_is_bad_input():
+    """|1 - eta reg| = 1e30 over 12 steps: a ParameterError naming it, not an OverflowError (hostile review)."""
+    with pytest.raises(ParameterError, match="beyond the float range"):
+        family("noisy_sgd_poisson_linear").truth("tradeoff_beta", eta=1.0, reg=1e30, sigma=1.0, b=1, x=1.0,
+                                                 x_prime=0.0, q=0.5, steps=12, type1=0.2)

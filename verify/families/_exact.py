@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -16,14 +17,19 @@ FAST_PREC = 128  # bits of the first, Arb evaluation of a closed form (about 10x
 
 
 def _nearest_float(x: Any) -> float:
-    """An exact Arb value rounded to the nearest float (ties to even, as mpmath rounds)."""
-    man, exp = x.man_exp()
-    return float(mpmath.mpf((int(man), int(exp))))
+    """An exact Arb value rounded to the nearest float once (ties to even; subnormals and overflow included: Python's
+    integer division is correctly rounded)."""
+    man, exp = (int(v) for v in x.man_exp())
+    try:
+        return man / (1 << -exp) if exp < 0 else float(man << exp)
+    except OverflowError:
+        return math.copysign(math.inf, man)
 
 
 def _ball_float(ball: Any) -> float | None:
-    """The float that an Arb ball proves: both ends round to it, so it is the exact value correctly rounded (an
-    integer, or a ProvenInfinity, is its own value); None where the ends round apart (the caller recomputes)."""
+    """The float that an Arb ball proves: both ends round to it, with the same sign (a ball around 0 whose ends round
+    to -0.0 and 0.0 proves no sign), so it is the exact value correctly rounded (an integer, or a ProvenInfinity, is
+    its own value); None where the ends round apart (the caller recomputes)."""
     if isinstance(ball, ProvenInfinity):
         return float(ball)
     if isinstance(ball, int) and not isinstance(ball, bool):
@@ -31,7 +37,7 @@ def _ball_float(ball: Any) -> float | None:
     if not isinstance(ball, arb) or not ball.is_finite():
         return None
     low, high = _nearest_float(ball.lower()), _nearest_float(ball.upper())
-    return low if low == high else None
+    return low if low == high and math.copysign(1.0, low) == math.copysign(1.0, high) else None
 
 
 def _fast_value(fn: Callable[..., Any], params: dict[str, float]) -> float | None:

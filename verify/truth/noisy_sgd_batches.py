@@ -37,6 +37,7 @@ from verify.truth.numbers import Enclosure, arb_numbers
 from verify.truth.tradeoff_1d import tradeoff_truth
 
 MAX_COMPONENTS = 1 << 12  # sampling patterns one truth may mix (about 5 s of quadrature)
+_SCALE_LOG = 600.0  # log of the largest |1 - eta reg|^(2 (T - 1)) the float weights and variance may reach
 _DELTA_PAD = 1e-9  # relative pad of a float delta(eps) (Phi differences summed in floats)
 
 
@@ -62,6 +63,10 @@ class LinearSGD:
                 raise ParameterError(f"{name} must be finite, got {getattr(self, name)}")
         if isinstance(self.steps, bool) or int(self.steps) != self.steps or self.steps < 1:
             raise ParameterError(f"steps must be an integer >= 1, got {self.steps}")
+        shrink = abs(1.0 - self.eta * self.lam)
+        if shrink > 1 and 2 * (int(self.steps) - 1) * math.log(shrink) > _SCALE_LOG:
+            raise ParameterError(f"|1 - eta reg| = {shrink:g} over {int(self.steps)} steps scales the iterate beyond "
+                                 "the float range")
 
     @property
     def a(self) -> float:
