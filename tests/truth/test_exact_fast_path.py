@@ -113,3 +113,16 @@ def test_a_subnormal_truth_is_the_nearest_subnormal():
     """R = alpha (d1 + d2)^2/(2 s^2) with d1 = 2^-538, d2 = 2^-638 at alpha = 4: 2^-1075 (1 + 2^-99), just above the
     halfway point between 0 and the smallest subnormal: 5e-324, not 0."""
     assert family("gaussian_triple").truth("renyi", alpha=4.0, d1=2.0**-538, d2=2.0**-638, s=1.0).value == 5e-324
+
+
+def test_exponents_far_beyond_the_float_range_are_not_shifted():
+    """A value of 1e-108573226928 (an Arb exponent of -3.6e11) is 0.0, and its negative -0.0, without building 2^3.6e11
+    (a MemoryError, found by tests/truth/test_cancellation_gaussian.py); likewise +-inf above."""
+    saved, ctx.prec = ctx.prec, 128
+    try:
+        tiny = arb(2) ** -(10**11)
+        assert _ball_float(tiny) == 0.0 and math.copysign(1.0, _ball_float(tiny)) == 1.0
+        assert math.copysign(1.0, _ball_float(-tiny)) == -1.0
+        assert _ball_float(arb(2) ** (10**11)) == math.inf and _ball_float(-(arb(2) ** (10**11))) == -math.inf
+    finally:
+        ctx.prec = saved

@@ -20,6 +20,11 @@ def _nearest_float(x: Any) -> float:
     """An exact Arb value rounded to the nearest float once (ties to even; subnormals and overflow included: Python's
     integer division is correctly rounded)."""
     man, exp = (int(v) for v in x.man_exp())
+    size = exp + man.bit_length()  # 2^(size - 1) <= |x| < 2^size
+    if man == 0 or size < -1100:  # below half the smallest subnormal, 2^-1075 (an exponent of -1e11 is no shift)
+        return math.copysign(0.0, man)
+    if size > 1100:
+        return math.copysign(math.inf, man)
     try:
         return man / (1 << -exp) if exp < 0 else float(man << exp)
     except OverflowError:
