@@ -19,6 +19,8 @@ from verify.families import family
 from verify.model import Quantity
 from verify.truth.noisy_sgd_batches import LinearSGD, cyclic_renyi, poisson_renyi, shuffled_renyi
 
+from .batch_laws import SCHEMES, SETTING, written_out
+
 
 def _quad_renyi(weights, means_p, means_q, sd, alpha) -> float:
     """max of both orders of R_alpha between sum w N(means_p, sd^2) and sum w N(means_q, sd^2), by scipy quad."""
@@ -179,27 +181,13 @@ def _quad_delta(weights, means_p, means_q, sd, eps) -> float:
     return max(out)
 
 
-@pytest.mark.parametrize(("scheme", "kw"), [("noisy_sgd_shuffled_linear", {"m": 2, "steps": 4}),
-                                             ("noisy_sgd_shuffled_once_linear", {"m": 3, "steps": 6}),
-                                             ("noisy_sgd_poisson_linear", {"q": 0.3, "steps": 3})])
+@pytest.mark.parametrize(("scheme", "kw"), SCHEMES)
 @pytest.mark.parametrize("eps", [0.05, 0.7, 2.5])
 def test_shuffled_and_poisson_hockey_sticks_against_quadrature(scheme, kw, eps):
-    """Mixtures over the sampling patterns written out here (weights and means from the model), integrated by scipy:
-    the family's delta(eps) and its Arb bracket."""
-    eta, reg, sigma, b, x, xp = 0.5, 0.1, 0.8, 1, 1.0, -0.5
-    T = kw["steps"]
-    a = 1 - eta * reg
-    if "q" in kw:
-        pats = [([t for t in range(T) if mask >> t & 1], kw["q"] ** bin(mask).count("1") *
-                 (1 - kw["q"]) ** (T - bin(mask).count("1"))) for mask in range(2**T)]
-    elif scheme.endswith("once_linear"):
-        pats = [([e * kw["m"] + j for e in range(T // kw["m"])], 1 / kw["m"]) for j in range(kw["m"])]
-    else:
-        pats = [([e * kw["m"] + j for e, j in enumerate(js)], kw["m"] ** -(T // kw["m"]))
-                for js in itertools.product(range(kw["m"]), repeat=T // kw["m"])]
-    c = [eta / b * sum(a ** (T - 1 - t) for t in steps) for steps, _ in pats]
-    sd = math.sqrt(eta**2 * sigma**2 * sum(a ** (2 * t) for t in range(T)))
-    ref = _quad_delta([w for _, w in pats], [x * ci for ci in c], [xp * ci for ci in c], sd, eps)
+    """Mixtures over the sampling patterns written out (tests/truth/batch_laws.py: weights and means from the model),
+    integrated by scipy: the family's delta(eps) and its Arb bracket."""
+    eta, reg, sigma, b, x, xp = SETTING.values()
+    ref = _quad_delta(*written_out(scheme, kw, **SETTING), eps)
     got = family(scheme).truth("dp_delta", eta=eta, reg=reg, sigma=sigma, b=b, x=x, x_prime=xp, eps=eps, **kw)
     assert got.value == pytest.approx(ref, rel=1e-7, abs=1e-12)
     enc = got.enclose(128)  # proven; the quadrature reference is good to ~1e-10 (its panels' epsrel)

@@ -6,7 +6,6 @@ scan and brentq, its size solved for by brentq on the threshold)."""
 
 from __future__ import annotations
 
-import itertools
 import math
 from fractions import Fraction
 
@@ -24,6 +23,8 @@ from verify.families import family
 from verify.truth.mixture import Mixture1D
 from verify.truth.subsampled_dp import sgm_tradeoff
 from verify.truth.tradeoff_1d import enclose_order, tradeoff_float, tradeoff_truth
+
+from .batch_laws import SCHEMES, SETTING, written_out
 
 
 def _gaussian_reference(mu: float, type1: float) -> mpmath.mpf:
@@ -105,27 +106,13 @@ def _np_tradeoff(weights, means_p, means_q, sd, type1) -> float:
     return min(out)
 
 
-@pytest.mark.parametrize(("scheme", "kw"), [("noisy_sgd_shuffled_linear", {"m": 2, "steps": 4}),
-                                             ("noisy_sgd_shuffled_once_linear", {"m": 3, "steps": 6}),
-                                             ("noisy_sgd_poisson_linear", {"q": 0.3, "steps": 3})])
+@pytest.mark.parametrize(("scheme", "kw"), SCHEMES)
 @pytest.mark.parametrize("type1", [1e-4, 0.05, 0.4])
 def test_batch_samplers_against_the_neyman_pearson_test(scheme, kw, type1):
-    """Mixtures over the sampling patterns written out (weights and means from the model); replace-one with records
-    of opposite signs, where the likelihood ratio is not monotone."""
-    eta, reg, sigma, b, x, xp = 0.5, 0.1, 0.8, 1, 1.0, -0.5
-    T = kw["steps"]
-    a = 1 - eta * reg
-    if "q" in kw:
-        pats = [([t for t in range(T) if mask >> t & 1], kw["q"] ** bin(mask).count("1") *
-                 (1 - kw["q"]) ** (T - bin(mask).count("1"))) for mask in range(2**T)]
-    elif scheme.endswith("once_linear"):
-        pats = [([e * kw["m"] + j for e in range(T // kw["m"])], 1 / kw["m"]) for j in range(kw["m"])]
-    else:
-        pats = [([e * kw["m"] + j for e, j in enumerate(js)], kw["m"] ** -(T // kw["m"]))
-                for js in itertools.product(range(kw["m"]), repeat=T // kw["m"])]
-    c = [eta / b * sum(a ** (T - 1 - t) for t in steps) for steps, _ in pats]
-    sd = math.sqrt(eta**2 * sigma**2 * sum(a ** (2 * t) for t in range(T)))
-    ref = _np_tradeoff([w for _, w in pats], [x * ci for ci in c], [xp * ci for ci in c], sd, type1)
+    """Mixtures over the sampling patterns written out (tests/truth/batch_laws.py); replace-one with records of
+    opposite signs, where the likelihood ratio is not monotone."""
+    eta, reg, sigma, b, x, xp = SETTING.values()
+    ref = _np_tradeoff(*written_out(scheme, kw, **SETTING), type1)
     got = family(scheme).truth("tradeoff_beta", eta=eta, reg=reg, sigma=sigma, b=b, x=x, x_prime=xp, type1=type1,
                                **kw)
     assert got.value == pytest.approx(ref, rel=1e-8, abs=1e-11)
