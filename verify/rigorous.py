@@ -21,7 +21,7 @@ import sympy as sp
 from verify.errors import DeadlineExceeded, VerifyError
 from verify.limits import deadline
 from verify.results import PointCertificate, Truth, Verdict
-from verify.truth.numbers import Enclosure, NotEnclosable, mpf_parts
+from verify.truth.numbers import Enclosure, NotEnclosable, arb_fraction, mpf_parts
 
 try:
     from flint import arb, ctx
@@ -47,8 +47,7 @@ def _end_text(x: Any) -> str:
     """The exact rational value of an enclosure's end (an Arb ball of radius 0, or a float)."""
     if isinstance(x, float):
         return exact_text(x)
-    man, exp = x.mid().man_exp()
-    return str(Fraction(int(man)) * Fraction(2) ** int(exp))
+    return str(arb_fraction(x))
 
 
 def _bound_enclosure(expr: sp.Expr, values: Mapping[str, Any], bound: mpmath.mpf, prec: int,

@@ -263,8 +263,6 @@ def mixture_dp_delta(sgd: LinearSGD, patterns: Patterns, eps: float, what: str) 
 def mixture_tradeoff(sgd: LinearSGD, patterns: Patterns, type1: float, what: str) -> Truth:
     """The trade-off function at type-I error `type1`, the smaller of both orders (f-DP), from the mixture pair's
     hockey stick (verify.truth.tradeoff_1d), bracketed in Arb."""
-    if not 0 < type1 < 1:
-        raise ParameterError(f"type-I error must lie in (0, 1), got {type1!r}")
     p, q, error = _laws(sgd, patterns)
     return tradeoff_truth(p, q, float(type1), f"{what}: trade-off of the {len(p.weights)}-component mixture pair at "
                           "the Neyman-Pearson threshold, both orders", weight_error=error)

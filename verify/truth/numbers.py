@@ -14,6 +14,7 @@ import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 import mpmath
@@ -58,6 +59,12 @@ def _mp_ncdf_inv(p: Any) -> mpmath.mpf:
         if abs(step) <= tol * abs(x):
             return x
     raise ArithmeticError(f"Phi^-1({mpmath.nstr(p, 5)}) did not converge")
+
+
+def arb_fraction(x: Any) -> Fraction:
+    """The exact rational value of an Arb ball's midpoint (all of it, for a ball of radius 0)."""
+    man, exp = x.mid().man_exp()
+    return Fraction(int(man)) * Fraction(2) ** int(exp)
 
 
 def mpf_parts(x: mpmath.mpf) -> tuple[int, int]:

@@ -23,7 +23,7 @@ from verify.errors import ParameterError
 from verify.results import Method, Truth
 from verify.truth.hockey_stick_1d import _delta_and_slope, enclose_delta
 from verify.truth.mixture import Mixture1D
-from verify.truth.numbers import Enclosure
+from verify.truth.numbers import Enclosure, arb_fraction
 
 try:
     from flint import arb, ctx
@@ -69,17 +69,14 @@ def maximiser(p: Mixture1D, q: Mixture1D, type1: float) -> float:
 def tradeoff_float(p: Mixture1D, q: Mixture1D, type1: float) -> float:
     """T(P, Q)(type1) in floats: g at the float maximiser (and the ends of its last bracket)."""
     _check_type1(type1)
-    eps = maximiser(p, q, type1)
+    return _at_maximiser(p, q, type1, maximiser(p, q, type1))
+
+
+def _at_maximiser(p: Mixture1D, q: Mixture1D, type1: float, eps: float) -> float:
     if eps <= _LOWEST_EPS:
         return 0.0
     return max(0.0, *(_g_float(p, q, e, type1)[0] for e in (eps, math.nextafter(eps, -math.inf),
                                                              math.nextafter(eps, math.inf))))
-
-
-def _exact(x: arb) -> Fraction:
-    """An exact Arb value (radius 0) as a Fraction."""
-    man, exp = x.mid().man_exp()
-    return Fraction(int(man)) * Fraction(2) ** int(exp)
 
 
 def _point(p: Mixture1D, q: Mixture1D, eps: float, type1: Fraction, prec: int,
@@ -91,8 +88,8 @@ def _point(p: Mixture1D, q: Mixture1D, eps: float, type1: Fraction, prec: int,
     lo, hi = enclose_delta(q, p, eps, prec, rel_tol=_H_TOL, weight_error=weight_error)
     with ctx.workprec(prec):
         ball = arb(eps).exp()
-        y, width = _exact(ball.lower()), _exact(ball.upper()) - _exact(ball.lower())
-    h_lo, h_hi = _exact(lo), _exact(hi)
+        y, width = arb_fraction(ball.lower()), arb_fraction(ball.upper()) - arb_fraction(ball.lower())
+    h_lo, h_hi = arb_fraction(lo), arb_fraction(hi)
     return y, 1 - h_hi - width - y * type1, 1 - h_lo - y * type1, h_lo
 
 
@@ -111,13 +108,14 @@ def _segment_max(a: Fraction, b: Fraction, lines: list[tuple[Fraction, Fraction,
     return max(at(x) for x in candidates)
 
 
-def enclose_order(p: Mixture1D, q: Mixture1D, type1: float, prec: int = 128,
-                  weight_error: float = 0.0) -> tuple[Fraction, Fraction]:
-    """Proven lower <= T(P, Q)(type1) <= upper, exact rationals (module docstring)."""
+def enclose_order(p: Mixture1D, q: Mixture1D, type1: float, prec: int = 128, weight_error: float = 0.0,
+                  best: float | None = None) -> tuple[Fraction, Fraction]:
+    """Proven lower <= T(P, Q)(type1) <= upper, exact rationals (module docstring). `best`: the float maximiser where
+    the caller has it (any float is sound: it only places the points)."""
     _check_type1(type1)
     x = Fraction(type1)
     top = -math.log(type1)
-    best = maximiser(p, q, type1)
+    best = maximiser(p, q, type1) if best is None else best
     offsets = sorted({-d for d in _OFFSETS} | set(_OFFSETS))
     ladder = [best + _OFFSETS[-1] * 2**k for k in range(1, _LADDER_STEPS + 1)]
     eps = sorted({e for e in {best + d for d in offsets} | set(ladder) if e < top} | {math.nextafter(top, math.inf)})
@@ -165,14 +163,15 @@ def tradeoff_truth(p: Mixture1D, q: Mixture1D, type1: float, what: str, weight_e
     """min(T(P, Q), T(Q, P)) at type1 (f-DP of a pair of neighbouring datasets, both orders): the float value padded
     by _REL_PAD relative and _ABS_PAD absolute, with both orders' rational brackets as its enclosure."""
     type1 = float(type1)
-    value = min(tradeoff_float(p, q, type1), tradeoff_float(q, p, type1))
+    _check_type1(type1)
+    orders = [(s, t, maximiser(s, t, type1)) for s, t in ((p, q), (q, p))]
+    value = min(_at_maximiser(s, t, type1, best) for s, t, best in orders)
     pad = _REL_PAD * value + _ABS_PAD
 
     def enclose(prec: int) -> Enclosure:
-        (a_lo, a_hi), (b_lo, b_hi) = (enclose_order(s, t, type1, prec, weight_error) for s, t in ((p, q), (q, p)))
-        with ctx.workprec(prec):
-            return Enclosure(_as_arb(min(a_lo, b_lo), up=False), _as_arb(min(a_hi, b_hi), up=True),
-                             "trade-off from the hockey stick bracketed in Arb at points around the Neyman-Pearson "
-                             "threshold, concavity between them, both orders", prec)
+        (a_lo, a_hi), (b_lo, b_hi) = (enclose_order(s, t, type1, prec, weight_error, best) for s, t, best in orders)
+        return Enclosure(_as_arb(min(a_lo, b_lo), up=False), _as_arb(min(a_hi, b_hi), up=True),
+                         "trade-off from the hockey stick bracketed in Arb at points around the Neyman-Pearson "
+                         "threshold, concavity between them, both orders", prec)
 
     return Truth(value, max(value - pad, 0.0), min(value + pad, 1.0), Method.EXACT, what, enclose=enclose)
