@@ -258,3 +258,32 @@ def test_keyed_laws_match_unkeyed_ones_and_equal_laws_are_exactly_zero(eta, sigm
     for zero in same:
         assert (zero.value, zero.lower, zero.upper, zero.method) == (0.0, 0.0, 0.0, Method.EXACT)
         assert unkeyed_same.lower <= 0.0 <= unkeyed_same.upper
+
+
+@settings(max_examples=12, deadline=None)
+@given(alpha=st.floats(1.5, 10), sigma=st.floats(0.4, 1.0), eta=st.floats(0.1, 0.5), K=st.integers(1, 12),
+       x=st.floats(0.3, 4.0), xo=st.floats(-2.0, 2.0))
+def test_unconstrained_default_grid_contains_the_nystrom_reference(alpha, sigma, eta, K, x, xo):
+    """The default unconstrained grid (the pair (s/2, s/4) kept where its error estimate is at the float floor, else
+    (s/4, s/8)) against the Nyström reference on generated logistic instances: the interval contains it."""
+    kw = dict(eta=eta, sigma=sigma, K=K)
+    p, q = (noisy_gd_process(_logistic_ridge_grad(d), **kw) for d in ([x, xo, xo], [-x, xo, xo]))
+    t = grid_renyi(p, q, alpha)
+    ref = _nystrom_renyi(*(_nystrom(proc.drifts, proc.noise_sd, -30, 45, (0.0, 0.0), n_nodes=2200)
+                           for proc in (p, q)), alpha)
+    assert t.lower - 1e-12 * abs(ref) <= ref <= t.upper + 1e-12 * abs(ref), (t, ref)
+
+
+@pytest.mark.parametrize(("x", "sigma", "fine_step"), [(1.0, 0.5, 4), (6.0, 0.3, 8)])
+def test_unconstrained_default_grid_refines_only_where_needed(x, sigma, fine_step):
+    """A smooth drift keeps the cheap pair (value at h = s/4); a sharp one (the logistic's slope x^2/4 against a
+    small noise) is refined to s/8, with the same result as asking for h = s/4 directly."""
+    kw = dict(eta=0.2, sigma=sigma, K=6)
+    p, q = (noisy_gd_process(_logistic_ridge_grad(d), **kw) for d in ([x, 0.5], [-x, 0.5]))
+    t = grid_renyi(p, q, 3.0)
+    s = p.noise_sd
+    assert f"h/2 = {s / fine_step:.3g}" in t.detail
+    if fine_step == 8:  # the window may end one cell apart (negligible edges)
+        direct = grid_renyi(p, q, 3.0, h=s / 4)
+        assert all(math.isclose(a, b, rel_tol=1e-12) for a, b in zip((t.value, t.lower, t.upper),
+                                                                      (direct.value, direct.lower, direct.upper), strict=True))
