@@ -285,5 +285,5 @@ def test_unconstrained_default_grid_refines_only_where_needed(x, sigma, fine_ste
     assert f"h/2 = {s / fine_step:.3g}" in t.detail
     if fine_step == 8:  # the window may end one cell apart (negligible edges)
         direct = grid_renyi(p, q, 3.0, h=s / 4)
-        assert all(math.isclose(a, b, rel_tol=1e-12) for a, b in zip((t.value, t.lower, t.upper),
-                                                                      (direct.value, direct.lower, direct.upper), strict=True))
+        ends, direct_ends = (t.value, t.lower, t.upper), (direct.value, direct.lower, direct.upper)
+        assert all(math.isclose(a, b, rel_tol=1e-12) for a, b in zip(ends, direct_ends, strict=True))
