@@ -50,8 +50,10 @@ def test_sections_have_statement_assumptions_and_plots(small_report, small_resul
         if r["verdict"] == "HOLDS":  # the second figure, around the median bound/truth grid point
             assert typical == {"svg": f"plots/{r['id']}__typical.svg", "data": f"plots/{r['id']}__typical.json"}
             assert f"]({typical['svg']})" in md and f'src="{typical["svg"]}"' in html
-            base = json.loads((small_report / typical["data"]).read_text())[0]["base"]
-            assert base != _sweeps(small_report, r)[0]["base"]
+            typical_sweeps = json.loads((small_report / typical["data"]).read_text())
+            assert [s["parameter"] for s in typical_sweeps] == ["K"]  # one sweep: the first that the grid varies
+            assert typical_sweeps[0]["base"] != _sweeps(small_report, r)[0]["base"]
+            assert "The sweep over K around a typical grid point" in md
         else:
             assert typical is None
         assert (small_report / r["figure"]["svg"]).stat().st_size > 1000

@@ -38,7 +38,7 @@ from verify.reporting.html import STATIC_DIR, copy_static, render_html, single_f
 from verify.reporting.markdown import render_markdown
 from verify.reporting.plots import plot_sweeps
 from verify.reporting.results_json import SCHEMA_VERSION, json_safe, results_document
-from verify.reporting.sweeps import base_point, sweep, swept_parameters, typical_point
+from verify.reporting.sweeps import base_point, sweep, swept_parameters, typical_parameters, typical_point
 from verify.reporting.view import QUANTITY_LABEL, TYPICAL, anchors, build_view
 from verify.runner import FALSIFY_EXAMPLES, RunResult, check_writable, is_results_file, run, use_backend
 
@@ -94,12 +94,14 @@ class _Serial(Executor):
 _THEOREMS: dict[str, Theorem] = {}  # the run's theorems by id while a report is written (inherited by workers)
 
 
-def _figure(theorem_id: str, family: str, base: dict[str, float], stem: Path) -> list[dict]:
-    """Sweep one result around `base`, draw `stem`.svg when some sweep has two points; return the sweeps."""
+def _figure(theorem_id: str, family: str, base: dict[str, float], stem: Path, typical: bool = False) -> list[dict]:
+    """Sweep one result around `base` (along K, alpha and n; the first of them only at a `typical` point), draw
+    `stem`.svg when some sweep has two points; return the sweeps."""
     theorem = _THEOREMS[theorem_id]
     app = theorem.application(family)
+    parameters = typical_parameters(app) if typical else swept_parameters(app)
     with shared_truths():  # the sweeps share the base point's truths, their companions' and their bindings'
-        sweeps = json_safe([sweep(theorem, app, base, p).to_dict() for p in swept_parameters(app)])
+        sweeps = json_safe([sweep(theorem, app, base, p).to_dict() for p in parameters])
     plottable = [s for s in sweeps if len(s["values"]) >= 2]
     if plottable:
         ylabel = QUANTITY_LABEL.get(theorem.quantity.value, theorem.quantity.value)
@@ -129,7 +131,7 @@ def _write(outcome: RunResult, folder: Path, run_id: str | None, progress: Progr
                 typical = typical_point(app, r) if base is not None else None
                 if typical is not None:
                     name = f"{stems[i]}{TYPICAL}"
-                    jobs[pool.submit(_figure, r.theorem, r.family, typical, plots / name)] = (i, name)
+                    jobs[pool.submit(_figure, r.theorem, r.family, typical, plots / name, True)] = (i, name)
             sweeps: dict[str, list[dict]] = {}
             try:
                 for done, job in enumerate(as_completed(jobs), 1):

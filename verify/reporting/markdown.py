@@ -73,7 +73,8 @@ def _section(r: Mapping) -> list[str]:
             out += ["", "Sweep values outside the assumptions: " + "; ".join(r["sweep_exclusions"])]
         if r["figure"].get("typical"):
             out += ["", f"![{r['id']} at a typical grid point]({r['figure']['typical']['svg']})", "",
-                    f"*The same sweeps around a typical grid point (the median bound / truth over the grid): "
+                    f"*The sweep over {r['typical_parameters_text']} around a typical grid point (the median bound / truth "
+                    f"over the grid): "
                     f"{r['typical_base_text']}.*"]
     for note in (r["note"], (r.get("application") or {}).get("note")):
         if note:

@@ -2,7 +2,8 @@
 `verify.checker.check_point` at the application's worst grid point (its counterexample when VIOLATED, its tightest
 point otherwise) while one parameter (K, alpha or n) varies; values the assumptions exclude are skipped and listed.
 A result that HOLDS is also swept around a typical grid point (`typical_point`: the median bound/truth), where the
-bound and the truth do not overlap as they do at the tightest point.
+bound and the truth do not overlap as they do at the tightest point: along one parameter (`typical_parameters`), a
+third of the cost and size of the three sweeps.
 A sweep's per-point verdicts are the float filter's (bound against the truth's interval, `rigorous=False`): a figure
 draws curves, and the certificates belong to the entry's own points (the rigorous re-check of every violated or near
 point along the sweeps took 40% of a report's figure time). K and n stay within the application's grid range and
@@ -133,6 +134,11 @@ def sweep(theorem: Theorem, app: Application, base: Mapping[str, float], paramet
 def swept_parameters(app: Application) -> list[str]:
     """K, alpha and n, where the application's grid varies them (i.e. where they are free parameters)."""
     return [p for p in SWEPT if p in app.grid_names]
+
+
+def typical_parameters(app: Application) -> list[str]:
+    """The one parameter swept around a typical point: the first of K, alpha, n that the grid varies."""
+    return swept_parameters(app)[:1]
 
 
 def sweeps_for(theorem: Theorem, app: Application, result: ApplicationResult) -> list[Sweep]:

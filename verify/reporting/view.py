@@ -159,6 +159,7 @@ def build_view(data: Mapping, sweeps: Mapping[str, Sequence[Mapping]] | None = N
                 "worst_rows": point_rows(r["worst"]) if r.get("worst") else [],
                 "base_text": _base(r.get("sweeps") or []),
                 "typical_base_text": _base(r["typical_sweeps"]),
+                "typical_parameters_text": ", ".join(s["parameter"] for s in r["typical_sweeps"]),
                 "grid_text": {k: ", ".join(fmt(v, 6) for v in vs) for k, vs in
                               ((r.get("application") or {}).get("grid") or {}).items()},
                 "assumption_rows": [{**x, "status_text": assumption_status(x)} for x in r["assumptions"]]}
