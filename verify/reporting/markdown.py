@@ -73,9 +73,8 @@ def _section(r: Mapping) -> list[str]:
             out += ["", "Sweep values outside the assumptions: " + "; ".join(r["sweep_exclusions"])]
         if r["figure"].get("typical"):
             out += ["", f"![{r['id']} at a typical grid point]({r['figure']['typical']['svg']})", "",
-                    f"*The sweep over {r['typical_parameters_text']} around a typical grid point (the median bound / truth "
-                    f"over the grid): "
-                    f"{r['typical_base_text']}.*"]
+                    f"*The sweep over {r['typical_parameters_text']} around a typical grid point (the median "
+                    f"bound / truth over the grid): {r['typical_base_text']}.*"]
     for note in (r["note"], (r.get("application") or {}).get("note")):
         if note:
             out += ["", f"> {note}"]
