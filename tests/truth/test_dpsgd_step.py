@@ -146,3 +146,17 @@ def test_full_batch_steps_are_the_gaussian_pair_of_a_direct_quadrature(s, g_star
     if truth.value > 0:
         enc = truth.enclose(128)
         assert float(enc.lower) <= truth.value * (1 + 1e-15) and truth.value * (1 - 1e-15) <= float(enc.upper)
+
+
+@settings(max_examples=40, deadline=None)
+@given(q=st.one_of(st.floats(1e-12, 0.999), st.sampled_from([1e-300, 0.5, 1 - 1e-16])),
+       n_a=st.integers(0, 12), n_b=st.integers(0, 400), rule=st.sampled_from(["sum", "mean"]))
+def test_binomial_weights_below_q_1_are_positive_so_an_underflow_is_lost(q, n_a, n_b, rule):
+    """The shortcut of PositiveExactWeights (a float weight of 0 is a lost component, no Arb weights computed) answers
+    as the Arb weights do: at 0 < q < 1 every binomial batch weight is positive, however far it underflows."""
+    from verify.truth.mixture_quad import PositiveExactWeights, _underflowed
+
+    step = TwoClusterStep(q=q, s=1.0, g_star=0.5, n_a=n_a, g_a=0.2, n_b=n_b, g_b=-0.3, rule=rule)
+    w_d, _, w_dp, _ = step.components()
+    via_arb = _underflowed((w_d, w_dp), step.exact_weights, lambda pair: pair)
+    assert _underflowed((w_d, w_dp), PositiveExactWeights(step.exact_weights), lambda pair: pair) == via_arb

@@ -20,7 +20,7 @@ from flint import arb, ctx
 
 from verify.errors import ParameterError, check_renyi_order
 from verify.results import Method, Truth
-from verify.truth.mixture_quad import renyi_mixture_quad_both, renyi_mixture_to_gaussians
+from verify.truth.mixture_quad import PositiveExactWeights, renyi_mixture_quad_both, renyi_mixture_to_gaussians
 from verify.truth.numbers import Enclosure, NotEnclosable
 
 Rule = Literal["sum", "mean"]
@@ -120,7 +120,7 @@ def dpsgd_step_renyi(step: TwoClusterStep, alpha: float) -> Truth:
     w_d, m_d, w_dp, m_dp = step.components()
     s = np.full(m_d.size, step.s)
     forward, reverse = renyi_mixture_quad_both(w_dp, m_dp, np.full(m_dp.size, step.s), w_d, m_d, s, alpha,
-                                               exact_weights=lambda: step.exact_weights()[::-1])
+                                               exact_weights=PositiveExactWeights(lambda: step.exact_weights()[::-1]))
     return Truth.larger(forward, reverse, f"one DP-SGD step ({step.rule} rule), both orders")
 
 
@@ -179,6 +179,8 @@ def theorem36_rhs(step: TwoClusterStep, alpha: float) -> Truth:
     def exact_dp() -> list:
         return step.exact_weights()[1]
 
+    if step.q < 1:  # binomial weights at 0 < q < 1 are all positive
+        exact_d, exact_dp = PositiveExactWeights(exact_d), PositiveExactWeights(exact_dp)
     forward = _expected_divergence(w_dp, m_dp, exact_dp, w_d, m_d, exact_d, step.s, alpha)
     reverse = _expected_divergence(w_d, m_d, exact_d, w_dp, m_dp, exact_dp, step.s, alpha)
     return Truth.larger(forward, reverse, "Theorem 3.6's expected divergence to the batch-conditional Gaussian")

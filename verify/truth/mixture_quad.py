@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -88,15 +89,28 @@ def _exact_components(exact: Sequence[Any], means: Sequence[float], sds: Sequenc
     return [exact[i] for i in keep], [float(means[i]) for i in keep], [float(sds[i]) for i in keep]
 
 
+@dataclass(frozen=True)
+class PositiveExactWeights:
+    """Exact weights (`weights()`, Arb balls) that are known to be all > 0, e.g. binomial weights at 0 < q < 1: a float
+    weight that underflowed to 0 is then lost without computing them (thousands of Arb powers per call)."""
+
+    weights: Callable[[], Any]
+
+    def __call__(self) -> Any:
+        return self.weights()
+
+
 def _underflowed(float_weights: Sequence[Sequence[float]], exact_weights: Callable[[], Any] | None,
                  pick: Callable[[Any], Sequence[Sequence[Any]]]) -> list[bool]:
     """For each mixture's float weights, whether one is 0 while its exact weight (`pick(exact_weights())`, Arb balls,
-    computed once and only if some float weight is 0) is not: the float quadrature left that component out, so its
-    interval cannot bound what it contributes (the enclosure keeps it). Weights that are exactly 0 (a batch that
-    cannot occur at q = 1) are not lost."""
+    computed once and only if some float weight is 0; never for PositiveExactWeights) is not: the float quadrature
+    left that component out, so its interval cannot bound what it contributes (the enclosure keeps it). Weights that
+    are exactly 0 (a batch that cannot occur at q = 1) are not lost."""
     zeros = [np.flatnonzero(np.asarray(w, float) <= 0) for w in float_weights]
     if exact_weights is None or not any(z.size for z in zeros):
         return [False] * len(zeros)
+    if isinstance(exact_weights, PositiveExactWeights):
+        return [z.size > 0 for z in zeros]
     with ctx.workprec(64):
         exact = pick(exact_weights())
     return [any(not _is_zero(e[i]) for i in z) for z, e in zip(zeros, exact, strict=True)]
