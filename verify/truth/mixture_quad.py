@@ -60,6 +60,24 @@ def _log_pdf(x: np.ndarray, weights: np.ndarray, means: np.ndarray, sds: np.ndar
     return top + np.log(z.sum(axis=0) if z.shape[0] < 8 else _halving_sum(z))
 
 
+_SUBNORMAL_ERR = 2.0**-1072  # a float weight below the normal range is off by a few of its ulps (2^-1074) at most
+
+
+def _weight_slack(x: np.ndarray, weights: np.ndarray, means: np.ndarray, sds: np.ndarray,
+                  log_pdf: np.ndarray, rounded: bool) -> np.ndarray | float:
+    """The relative error of the mixture's density at x that its subnormal weights allow, as an `ell_err` of
+    `log_excess_terms` (units of eps, over the 64 of `_truth`'s rounding bound, which this bound does not need): such
+    a weight keeps a few bits, so it may be off by _SUBNORMAL_ERR, i.e. the density by _SUBNORMAL_ERR sum_i phi_i(x).
+    0 where every weight is normal (their relative rounding is within the quadrature's own rounding bound), and where
+    the floats are the weights themselves (not `rounded` from exact ones). Where the subnormal components dominate
+    (far tails), the error is large and widens the interval accordingly."""
+    if not rounded or not np.any(weights < np.finfo(float).tiny):
+        return 0.0
+    log_unit = _log_pdf(x, np.ones_like(weights), means, sds)
+    with np.errstate(over="ignore"):
+        return np.exp(log_unit + math.log(_SUBNORMAL_ERR / (64 * _EPS)) - log_pdf)
+
+
 def _halving_sum(rows: np.ndarray) -> np.ndarray:
     """The sum of the rows (overwritten), adding the last half onto the first until one row is left."""
     n = rows.shape[0]
@@ -195,16 +213,20 @@ def _renyi_quad(p_mix: tuple, q_mix: tuple, alpha: float, exact_weights, both: b
     for order in (_ORDER, _ORDER // 2):
         nodes, weights = _GL[order]
         x = (mid + half * nodes).ravel()
-        rules.append((_log_pdf(x, wp, mp, sp_), _log_pdf(x, wq, mq, sq), np.log((half * weights).ravel())))
+        log_p, log_q = _log_pdf(x, wp, mp, sp_), _log_pdf(x, wq, mq, sq)
+        rounded = exact_weights is not None
+        slack = _weight_slack(x, wp, mp, sp_, log_p, rounded) + _weight_slack(x, wq, mq, sq, log_q, rounded)
+        rules.append((log_p, log_q, np.log((half * weights).ravel()), slack))
     out = []
     for reverse, infinite in zip(orders, diverges, strict=True):
         if infinite:
             out.append(_infinite(encloser(reverse)))
             continue
         logs = []
-        for log_p, log_q, log_w in rules:
+        for log_p, log_q, log_w, slack in rules:
             log_p, log_q = (log_q, log_p) if reverse else (log_p, log_q)
-            log_f, log_size = log_excess_terms(log_p - log_q, alpha, 8 * (np.abs(log_p) + np.abs(log_q) + 1))
+            log_f, log_size = log_excess_terms(log_p - log_q, alpha,
+                                               8 * (np.abs(log_p) + np.abs(log_q) + 1) + slack)
             logs.append((log_q + log_f + log_w, log_q + log_size + log_w))
         first, second = (lost_q, lost_p) if reverse else (lost_p, lost_q)
         out.append(_open_ended(_truth(logs, alpha, lo, hi, panels, encloser(reverse)), first, second))
@@ -235,7 +257,9 @@ def renyi_mixture_to_gaussians(weights: Sequence[float], means: Sequence[float],
     for order in (_ORDER, _ORDER // 2):
         nodes, gl_weights = _GL[order]
         x = (mid + half * nodes).ravel()
-        rules.append((x, _log_pdf(x, wp, mp, sds), np.log((half * gl_weights).ravel())))
+        log_p = _log_pdf(x, wp, mp, sds)
+        slack = _weight_slack(x, wp, mp, sds, log_p, exact_weights is not None)
+        rules.append((x, log_p, np.log((half * gl_weights).ravel()), slack))
 
     def encloser(target: float):
         def enclose(prec: int):
@@ -256,10 +280,10 @@ def renyi_mixture_to_gaussians(weights: Sequence[float], means: Sequence[float],
     for start in range(0, t.size, _TARGET_BLOCK):
         block = t[start:start + _TARGET_BLOCK]
         per_rule = []
-        for x, log_p, log_w in rules:
+        for x, log_p, log_w, slack in rules:
             log_q = -0.5 * ((x[None, :] - block[:, None]) / s) ** 2 - math.log(s) - 0.5 * math.log(2 * math.pi)
             log_f, log_size = log_excess_terms(log_p[None, :] - log_q, alpha,
-                                               8 * (np.abs(log_p)[None, :] + np.abs(log_q) + 1))
+                                               8 * (np.abs(log_p)[None, :] + np.abs(log_q) + 1) + slack)
             per_rule.append((log_q + log_f + log_w, log_q + log_size + log_w))
         for j, target in enumerate(block):
             out.append(_open_ended(_truth([(f[j], z[j]) for f, z in per_rule], alpha, lo, hi, panels,
