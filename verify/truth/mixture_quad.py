@@ -67,13 +67,15 @@ def _weight_slack(x: np.ndarray, weights: np.ndarray, means: np.ndarray, sds: np
                   log_pdf: np.ndarray, rounded: bool) -> np.ndarray | float:
     """The relative error of the mixture's density at x that its subnormal weights allow, as an `ell_err` of
     `log_excess_terms` (units of eps, over the 64 of `_truth`'s rounding bound, which this bound does not need): such
-    a weight keeps a few bits, so it may be off by _SUBNORMAL_ERR, i.e. the density by _SUBNORMAL_ERR sum_i phi_i(x).
+    a weight keeps a few bits, so it may be off by _SUBNORMAL_ERR, i.e. the density by _SUBNORMAL_ERR sum phi_i(x)
+    over those components.
     0 where every weight is normal (their relative rounding is within the quadrature's own rounding bound), and where
     the floats are the weights themselves (not `rounded` from exact ones). Where the subnormal components dominate
     (far tails), the error is large and widens the interval accordingly."""
-    if not rounded or not np.any(weights < np.finfo(float).tiny):
+    subnormal = weights < np.finfo(float).tiny
+    if not rounded or not np.any(subnormal):
         return 0.0
-    log_unit = _log_pdf(x, np.ones_like(weights), means, sds)
+    log_unit = _log_pdf(x, np.ones(int(subnormal.sum())), means[subnormal], sds[subnormal])
     with np.errstate(over="ignore"):
         return np.exp(log_unit + math.log(_SUBNORMAL_ERR / (64 * _EPS)) - log_pdf)
 
