@@ -149,13 +149,16 @@ def _negligible_atoms(p_weights: np.ndarray, p_means: np.ndarray, w: np.ndarray,
     over P's components; the atoms with the smallest such bounds are left out while their summed bound stays below
     NEGLIGIBLE_SHARE of sum_B w_B (m_P - t_B)^2/(2 s^2) <= sum_B w_B KL(P || N(t_B, s^2)) <= the sum (m_P: P's mean).
     Mostly the far tails of the batch counts at a small q, whose quadrature cost as much as the likely atoms'."""
-    spread = np.maximum(np.abs(t - p_means.max()), np.abs(t - p_means.min()))
-    bound = w * (alpha * spread**2 / (2 * s * s)) * (1 + 1e-12)
-    m_p = float(np.dot(p_weights, p_means) / p_weights.sum())
-    share = NEGLIGIBLE_SHARE * float(np.dot(w, (t - m_p) ** 2)) / (2 * s * s)
+    with np.errstate(all="ignore"):  # an overflow or a zero scale only turns the leaving-out off (below)
+        spread = np.maximum(np.abs(t - p_means.max()), np.abs(t - p_means.min()))
+        bound = w * (alpha * spread**2 / (2 * s * s)) * (1 + 1e-12)
+        m_p = float(np.dot(p_weights, p_means) / p_weights.sum())
+        share = NEGLIGIBLE_SHARE * float(np.dot(w, (t - m_p) ** 2)) / (2 * s * s)
+    mask = np.zeros(t.size, dtype=bool)
+    if not (math.isfinite(share) and share > 0 and np.all(np.isfinite(bound))):  # no scale to compare with
+        return mask, 0.0
     order = np.argsort(bound, kind="stable")
     left_out = order[np.cumsum(bound[order]) <= share][:t.size - 1]  # one atom at least is integrated
-    mask = np.zeros(t.size, dtype=bool)
     mask[left_out] = True
     return mask, float(bound[left_out].sum()) * (1 + 1e-12)
 
