@@ -60,7 +60,8 @@ def _log_pdf(x: np.ndarray, weights: np.ndarray, means: np.ndarray, sds: np.ndar
     return top + np.log(z.sum(axis=0) if z.shape[0] < 8 else _halving_sum(z))
 
 
-_SUBNORMAL_ERR = 2.0**-1072  # a float weight below the normal range is off by a few of its ulps (2^-1074) at most
+_SUBNORMAL_ERR = 2.0**-1062  # a float weight below the normal range is off by at most 4096 of its ulps (2^-1074):
+# scipy's binomial pmf was measured up to 448 ulps off there (its relative error, ~1e-13, times the smallest normal)
 
 
 def _weight_slack(x: np.ndarray, weights: np.ndarray, means: np.ndarray, sds: np.ndarray,
