@@ -12,8 +12,8 @@ Each step is one sparse matrix-vector product (kernels are banded at 38.5 s, bey
 underflows). A process whose steps carry keys (a hashable description of the drift, e.g. ("quadratic", lam, m))
 shares its transfer matrices with every later process on the same grid: the projected grid does not depend on K or
 alpha, so a family's grid of K and alpha values builds each matrix once (`_KERNELS`, bounded by _KERNEL_CACHE_NNZ).
-Results are computed at h and h/2; |difference| is the error estimate (Richardson-style) and the interval is
-value(h/2) +- safety * error (plus a float-rounding floor).
+Results are computed at h and h/2 (unconstrained, first at 2h and h: `grid_renyi`); |difference| is the error
+estimate (Richardson-style) and the interval is value(h/2) +- safety * error (plus a float-rounding floor).
 Limit: densities are float64, so an unconstrained run whose Rényi tilt sits where the second law is below
 ~1e-308 (roughly alpha * R_alpha > 700) raises ParameterError instead of returning a wrong value.
 """
@@ -438,7 +438,7 @@ def _grids(procs: Sequence[Process], alpha: float | None, h: float | None,
         raise ParameterError("both processes must use the same constraint radius R")
     s = min(p.noise_sd for p in procs)
     if h is None:
-        h = s / 4 if R is None else min(s / 10, R / 20)
+        h = _default_h(procs)
     elif not (math.isfinite(h) and h > 0):
         raise ParameterError(f"grid step h must be a finite number > 0, got {h}")
     if R is not None:
@@ -499,15 +499,15 @@ def _grid_renyi(p: Process, p_prime: Process, alpha: float, h: float | None, saf
                            enclose=lambda prec: Enclosure(arb(0), arb(0), "identical laws", prec))
         return (zero, zero) if both else (zero,)
     orders = ((0, 1), (1, 0))[:2 if both else 1]
+    cheap = h is None and p.R is None  # try the pair (s/2, s/4) first
     with np.errstate(all="ignore"):  # an overflowing drift is caught as a non-finite value, not printed
-        first_h = 2 * _default_h(p, p_prime) if h is None and p.R is None else h
-        coarse, laws, fine = _grids([p, p_prime], alpha, first_h, both)
+        coarse, laws, fine = _grids([p, p_prime], alpha, 2 * _default_h([p, p_prime]) if cheap else h, both)
         fine_laws = [_law(p, fine), _law(p_prime, fine)]
         values = [(_renyi_value(laws[a], laws[b], alpha, coarse.n),
                    _renyi_value(fine_laws[a], fine_laws[b], alpha, fine.n)) for a, b in orders]
-        if first_h != h and all(_at_floor(c, f, safety) for c, f in values):
+        if cheap and all(_at_floor(c, f, safety) for c, f in values):
             values = _unaliased(p, p_prime, fine, alpha, orders, values)
-        if first_h != h and not all(_at_floor(c, f, safety) for c, f in values):  # refine once: h = s/4, s/8
+        if cheap and not all(_at_floor(c, f, safety) for c, f in values):  # refine once: h = s/4, s/8
             coarse, laws, fine = fine, fine_laws, _Grid.make(fine.lo, fine.lo + fine.n * fine.h, fine.h / 2, None)
             fine_laws = [_law(p, fine), _law(p_prime, fine)]
             values = [(c_f[1], _renyi_value(fine_laws[a], fine_laws[b], alpha, fine.n))
@@ -534,9 +534,10 @@ def _unaliased(p: Process, p_prime: Process, fine: _Grid, alpha: float, orders: 
     return out
 
 
-def _default_h(p: Process, p_prime: Process) -> float:
-    """The unconstrained grid's default h (s/4, s the smaller per-step noise sd), as `_grids` takes it."""
-    return min(p.noise_sd, p_prime.noise_sd) / 4
+def _default_h(procs: Sequence[Process]) -> float:
+    """The default grid step: s/4 unconstrained, min(s/10, R/20) projected; s the smallest per-step noise sd."""
+    s, R = min(p.noise_sd for p in procs), procs[0].R
+    return s / 4 if R is None else min(s / 10, R / 20)
 
 
 def _at_floor(coarse: float, fine: float, safety: float) -> bool:
