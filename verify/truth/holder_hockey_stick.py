@@ -106,8 +106,12 @@ def holder_hockey_stick(sigma: float, eps: float, p_holder: float) -> tuple[floa
     floor = 128  # bits: raised below until the lower end is resolved (a large sigma or eps makes H a difference of
     # nearly equal normal tails, H ~ 1/sigma next to terms ~ 1, which 128 bits may round to a ball around 0)
 
+    done: dict[int, Enclosure] = {}  # by working precision: the float ends' computation serves the re-check's
+
     def enclose(prec: int) -> Enclosure:
         prec = max(prec, floor)
+        if prec in done:
+            return done[prec]
         with arb_numbers(prec) as N:
             s, e, p = N.mpf(sigma), N.mpf(eps), N.mpf(p_holder)
             low = _g(N.mpf(t), s, e, p).lower()
@@ -115,8 +119,9 @@ def holder_hockey_stick(sigma: float, eps: float, p_holder: float) -> tuple[floa
             high = _gaussian_hockey_stick(s, e)
             cells = _sup_upper(s, e, p, low)
             high = cells if cells.upper() < high.upper() else high
-            return Enclosure(low, high.upper(), f"g at t = {t!r} (a half-line) up to a branch-and-bound "
-                             "bound over half-lines", prec)
+            done[prec] = Enclosure(low, high.upper(), f"g at t = {t!r} (a half-line) up to a branch-and-bound "
+                                   "bound over half-lines", prec)
+            return done[prec]
 
     ends = enclose(floor)
     while not ends.lower > 0 and floor < 4096:
