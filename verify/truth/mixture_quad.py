@@ -208,32 +208,55 @@ def _renyi_quad(p_mix: tuple, q_mix: tuple, alpha: float, exact_weights, both: b
     diverges = [(sp_ if r else sq).max() ** 2 * alpha <= (alpha - 1) * (sq if r else sp_).max() ** 2 for r in orders]
     if all(diverges):
         return tuple(_infinite(encloser(r)) for r in orders)
-    panels = max(64, math.ceil((hi - lo) / (0.25 * min(sp_.min(), sq.min()))))
-    require_memory(8.0 * panels * _ORDER * (len(wp) + len(wq) + 8), "the mixture quadrature")
+    narrowest = min(sp_.min(), sq.min())
+    rounded = exact_weights is not None
+
+    def by_panels(panels: int) -> list[tuple[Truth, bool]]:
+        require_memory(8.0 * panels * _ORDER * (len(wp) + len(wq) + 8), "the mixture quadrature")
+        rules = []
+        for x, log_w in _rules(lo, hi, panels):
+            log_p, log_q = _log_pdf(x, wp, mp, sp_), _log_pdf(x, wq, mq, sq)
+            slack = _weight_slack(x, wp, mp, sp_, log_p, rounded) + _weight_slack(x, wq, mq, sq, log_q, rounded)
+            rules.append((log_p, log_q, log_w, slack))
+        out = []
+        for reverse, infinite in zip(orders, diverges, strict=True):
+            if infinite:
+                out.append((_infinite(encloser(reverse)), True))
+                continue
+            logs = []
+            for log_p, log_q, log_w, slack in rules:
+                log_p, log_q = (log_q, log_p) if reverse else (log_p, log_q)
+                log_f, log_size = log_excess_terms(log_p - log_q, alpha,
+                                                   8 * (np.abs(log_p) + np.abs(log_q) + 1) + slack)
+                logs.append((log_q + log_f + log_w, log_q + log_size + log_w))
+            first, second = (lost_q, lost_p) if reverse else (lost_p, lost_q)
+            truth, settled = _truth(logs, alpha, lo, hi, panels, encloser(reverse))
+            out.append((_open_ended(truth, first, second), settled))
+        return out
+
+    coarse, fine = (_panels(lo, hi, narrowest * width) for width in (_COARSE_PANEL, _FINE_PANEL))
+    if coarse < fine:
+        first = by_panels(coarse)
+        if all(settled for _, settled in first):
+            return tuple(truth for truth, _ in first)
+    return tuple(truth for truth, _ in by_panels(fine))
+
+
+_FINE_PANEL, _COARSE_PANEL = 0.25, 1.0  # panel widths in units of the narrowest component's sd: the coarse panels
+# are tried first and kept where the half-order rule agrees to the float floor (`_truth`'s `settled`): 24 nodes per
+# width resolve a Gaussian to ~1e-19 relative; the fine panels otherwise, as before.
+
+
+def _panels(lo: float, hi: float, width: float) -> int:
+    return max(64, math.ceil((hi - lo) / width))
+
+
+def _rules(lo: float, hi: float, panels: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(nodes, log weights) of the composite Gauss-Legendre rule of _ORDER and of _ORDER // 2 nodes per panel."""
     edges = np.linspace(lo, hi, panels + 1)
     half, mid = np.diff(edges)[:, None] / 2, (edges[:-1] + edges[1:])[:, None] / 2
-    rules = []
-    for order in (_ORDER, _ORDER // 2):
-        nodes, weights = _GL[order]
-        x = (mid + half * nodes).ravel()
-        log_p, log_q = _log_pdf(x, wp, mp, sp_), _log_pdf(x, wq, mq, sq)
-        rounded = exact_weights is not None
-        slack = _weight_slack(x, wp, mp, sp_, log_p, rounded) + _weight_slack(x, wq, mq, sq, log_q, rounded)
-        rules.append((log_p, log_q, np.log((half * weights).ravel()), slack))
-    out = []
-    for reverse, infinite in zip(orders, diverges, strict=True):
-        if infinite:
-            out.append(_infinite(encloser(reverse)))
-            continue
-        logs = []
-        for log_p, log_q, log_w, slack in rules:
-            log_p, log_q = (log_q, log_p) if reverse else (log_p, log_q)
-            log_f, log_size = log_excess_terms(log_p - log_q, alpha,
-                                               8 * (np.abs(log_p) + np.abs(log_q) + 1) + slack)
-            logs.append((log_q + log_f + log_w, log_q + log_size + log_w))
-        first, second = (lost_q, lost_p) if reverse else (lost_p, lost_q)
-        out.append(_open_ended(_truth(logs, alpha, lo, hi, panels, encloser(reverse)), first, second))
-    return tuple(out)
+    return [((mid + half * nodes).ravel(), np.log((half * weights).ravel()))
+            for nodes, weights in (_GL[order] for order in (_ORDER, _ORDER // 2))]
 
 
 BRACKET_PREC = 64  # the rigorous re-check's first precision (verify.rigorous.PRECISIONS[0]): see `encloser` below
@@ -252,17 +275,7 @@ def renyi_mixture_to_gaussians(weights: Sequence[float], means: Sequence[float],
     ends = [mp.min(), mp.max(), t.min(), t.max(), alpha * mp.min() - (alpha - 1) * t.max(),
             alpha * mp.max() - (alpha - 1) * t.min()]
     lo, hi = float(min(ends) - 40 * s), float(max(ends) + 40 * s)
-    panels = max(64, math.ceil((hi - lo) / (0.25 * s)))
-    require_memory(8.0 * panels * _ORDER * (len(wp) + 8 * _TARGET_BLOCK), "the mixture-to-Gaussians quadrature")
-    edges = np.linspace(lo, hi, panels + 1)
-    half, mid = np.diff(edges)[:, None] / 2, (edges[:-1] + edges[1:])[:, None] / 2
-    rules = []
-    for order in (_ORDER, _ORDER // 2):
-        nodes, gl_weights = _GL[order]
-        x = (mid + half * nodes).ravel()
-        log_p = _log_pdf(x, wp, mp, sds)
-        slack = _weight_slack(x, wp, mp, sds, log_p, exact_weights is not None)
-        rules.append((x, log_p, np.log((half * gl_weights).ravel()), slack))
+    rounded = exact_weights is not None
 
     def encloser(target: float):
         def enclose(prec: int):
@@ -279,19 +292,38 @@ def renyi_mixture_to_gaussians(weights: Sequence[float], means: Sequence[float],
             return enclose_renyi_mixture(p, ([1], [float(target)], [float(s)]), alpha, prec, (lo, hi))
         return enclose
 
-    out = []
-    for start in range(0, t.size, _TARGET_BLOCK):
-        block = t[start:start + _TARGET_BLOCK]
-        per_rule = []
-        for x, log_p, log_w, slack in rules:
-            log_q = -0.5 * ((x[None, :] - block[:, None]) / s) ** 2 - math.log(s) - 0.5 * math.log(2 * math.pi)
-            log_f, log_size = log_excess_terms(log_p[None, :] - log_q, alpha,
-                                               8 * (np.abs(log_p)[None, :] + np.abs(log_q) + 1) + slack)
-            per_rule.append((log_q + log_f + log_w, log_q + log_size + log_w))
-        for j, target in enumerate(block):
-            out.append(_open_ended(_truth([(f[j], z[j]) for f, z in per_rule], alpha, lo, hi, panels,
-                                          encloser(target)), lost, False))
-    return out
+    def by_panels(panels: int, chosen: np.ndarray) -> list[tuple[Truth, bool]]:
+        """The truths of the targets `chosen` (indices into t) on `panels` panels, each with `_truth`'s settled."""
+        require_memory(8.0 * panels * _ORDER * (len(wp) + 8 * _TARGET_BLOCK), "the mixture-to-Gaussians quadrature")
+        rules = []
+        for x, log_w in _rules(lo, hi, panels):
+            log_p = _log_pdf(x, wp, mp, sds)
+            rules.append((x, log_p, log_w, _weight_slack(x, wp, mp, sds, log_p, rounded)))
+        out = []
+        for start in range(0, chosen.size, _TARGET_BLOCK):
+            block = t[chosen[start:start + _TARGET_BLOCK]]
+            per_rule = []
+            for x, log_p, log_w, slack in rules:
+                log_q = -0.5 * ((x[None, :] - block[:, None]) / s) ** 2 - math.log(s) - 0.5 * math.log(2 * math.pi)
+                log_f, log_size = log_excess_terms(log_p[None, :] - log_q, alpha,
+                                                   8 * (np.abs(log_p)[None, :] + np.abs(log_q) + 1) + slack)
+                per_rule.append((log_q + log_f + log_w, log_q + log_size + log_w))
+            for j, target in enumerate(block):
+                truth, settled = _truth([(f[j], z[j]) for f, z in per_rule], alpha, lo, hi, panels,
+                                        encloser(target))
+                out.append((_open_ended(truth, lost, False), settled))
+        return out
+
+    everyone = np.arange(t.size)
+    coarse, fine = (_panels(lo, hi, s * width) for width in (_COARSE_PANEL, _FINE_PANEL))
+    if coarse >= fine:
+        return [truth for truth, _ in by_panels(fine, everyone)]
+    out = by_panels(coarse, everyone)
+    unsettled = np.array([k for k, (_, settled) in enumerate(out) if not settled], dtype=int)
+    if unsettled.size:
+        for k, redone in zip(unsettled, by_panels(fine, unsettled), strict=True):
+            out[k] = redone
+    return [truth for truth, _ in out]
 
 
 def _infinite(enclose) -> Truth:
@@ -307,16 +339,19 @@ def _lse(v: np.ndarray) -> float:
     return top + math.log(float(np.sum(np.exp(v - top))))
 
 
-def _truth(logs: list, alpha: float, lo: float, hi: float, panels: int, enclose) -> Truth:
+def _truth(logs: list, alpha: float, lo: float, hi: float, panels: int, enclose) -> tuple[Truth, bool]:
+    """The Truth from the (log terms, log rounding scales) of the rule and of its half-order rule, and whether it is
+    settled: the half-order gap's share of the error bound (x _SAFETY) is within the rounding bound's."""
     (fine_v, size_v), (coarse_v, _) = logs
     fine, coarse, size = _lse(fine_v), _lse(coarse_v), _lse(size_v)  # logs of J, J (half order), rounding scale
     if fine == coarse == -math.inf:  # P = Q at every node: the integrand f(log P/Q) vanishes
         return Truth(0.0, 0.0, 0.0, Method.SERIES, f"P = Q at every quadrature node on [{lo:.3g}, {hi:.3g}]",
-                     enclose=enclose)
+                     enclose=enclose), False
     top, low = max(fine, coarse), min(fine, coarse)
     gap = top + math.log(-math.expm1(low - top)) if low > -math.inf and low < top else (
         top if low < top else -math.inf)  # log |J - J_half|
-    err = float(np.logaddexp(math.log(_SAFETY) + gap, math.log(64 * _EPS) + size))  # log of J's error bound
+    quadrature, rounding = math.log(_SAFETY) + gap, math.log(64 * _EPS) + size
+    err = float(np.logaddexp(quadrature, rounding))  # log of J's error bound
     beta = alpha - 1
 
     def divergence(log_j: float) -> float:  # log1p(J)/beta from log J, for any size of J
@@ -330,4 +365,4 @@ def _truth(logs: list, alpha: float, lo: float, hi: float, panels: int, enclose)
     return Truth(value, max(0.0, min(lower, value) - pad), max(upper, value) + pad, Method.SERIES,
                  f"composite Gauss-Legendre of int Q f(log P/Q) on [{lo:.3g}, {hi:.3g}] ({panels} panels), "
                  f"error estimate {math.exp(min(gap, 700)):.1e} on I - 1 (vs the half-order rule)",
-                 enclose=enclose)
+                 enclose=enclose), quadrature <= rounding
