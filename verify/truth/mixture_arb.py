@@ -11,7 +11,6 @@ The integral is +inf iff alpha/S^2 + (1 - alpha)/tau^2 <= 0 (decided exactly on 
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 from fractions import Fraction
@@ -143,26 +142,30 @@ def _merged(weights: list, means: list[float], s: float) -> dict[float, Any]:
 def _compositions_integral(merged: dict[float, Any], s: float, target: float, alpha: int) -> Any:
     """sum over the multisets {i_1..i_alpha} of the components in `merged` of multinomial(alpha; counts)
     prod (w_i e^(-nu_i^2/(2 s^2))) exp((sum nu_i)^2/(2 s^2)), nu_i = mu_i - t (Arb, at the working precision): the
-    integral of (sum_i w_i N(mu_i, s^2))^alpha N(t, s^2)^(1 - alpha) over those components."""
+    integral of (sum_i w_i N(mu_i, s^2))^alpha N(t, s^2)^(1 - alpha) over those components.
+
+    The multisets are walked as counts n_0, n_1, ... chosen component by component, each partial product
+    prod_(j < i) scaled_j^(n_j)/n_j! and partial sum sum_(j < i) n_j nu_j shared by every multiset that extends it
+    (a leaf costs one product and one exp, not alpha of each); alpha! multiplies the total once."""
     k = len(merged)
+    if k == 0:
+        return arb(0)
     nu = [arb(m) - arb(target) for m in merged]
     two_s2 = 2 * arb(s) ** 2
     scaled = [wi * (-(v * v) / two_s2).exp() for wi, v in zip(merged.values(), nu, strict=True)]
-    factorial = [math.factorial(j) for j in range(alpha + 1)]
+    powers = [[x ** n / math.factorial(n) for n in range(alpha + 1)] for x in scaled]  # scaled_i^n / n!
+    shifts = [[n * v for n in range(alpha + 1)] for v in nu]  # n nu_i
     total = arb(0)
-    for picks in itertools.combinations_with_replacement(range(k), alpha):  # sorted: equal picks adjacent
-        coef, run = factorial[alpha], 1
-        for prev, cur in itertools.pairwise(picks):
-            if cur == prev:
-                run += 1
-            else:
-                coef, run = coef // factorial[run], 1
-        term, first = arb(coef // factorial[run]), arb(0)
-        for i in picks:
-            term *= scaled[i]
-            first += nu[i]
-        total += term * (first * first / two_s2).exp()
-    return total
+    stack = [(0, alpha, arb(1), arb(0))]  # (next component, picks left, partial product, partial sum)
+    while stack:
+        i, left, term, first = stack.pop()
+        if i == k - 1:  # the last component takes the picks left
+            last = first + shifts[i][left]
+            total += term * powers[i][left] * (last * last / two_s2).exp()
+            continue
+        for n in range(left + 1):
+            stack.append((i + 1, left - n, term * powers[i][n], first + shifts[i][n]))
+    return total * math.factorial(alpha)
 
 
 def enclose_renyi_mixture_gaussian(weights: list, means: list[float], s: float, target: float, alpha: int,
