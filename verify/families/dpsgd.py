@@ -188,10 +188,16 @@ def _at_least(fn: Callable[..., Any], detail: str) -> Callable[..., Truth]:
     the float, rounded down, and the enclosure)."""
 
     def truth(**params: float) -> Truth:
+        done: dict[int, Enclosure] = {}  # the float's own enclosure serves the re-check at 64 and 128 bits
+
         def enclose(prec: int) -> Enclosure:
-            with arb_numbers(prec) as N:
-                low = N.mpf(fn(**{k: N.mpf(v) for k, v in params.items()}))
-                return Enclosure(low.lower(), N.mpf(1), f"{detail}: lower end in Arb balls, upper end 1", prec)
+            prec = max(prec, _PREC)
+            if prec not in done:
+                with arb_numbers(prec) as N:
+                    low = N.mpf(fn(**{k: N.mpf(v) for k, v in params.items()}))
+                    done[prec] = Enclosure(low.lower(), N.mpf(1), f"{detail}: lower end in Arb balls, upper end 1",
+                                           prec)
+            return done[prec]
 
         low = float(enclose(_PREC).lower)
         low = max(0.0, math.nextafter(low, -math.inf))
