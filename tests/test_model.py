@@ -104,3 +104,23 @@ def test_relations_of_symbols_and_integers_are_decided_as_in_mpmath(rel, x, othe
     if cond in (sp.true, sp.false):
         return
     assert condition_holds(cond, {"a": x, "b": y}) == _reference(rel, x, y)
+
+
+_X, _Y = sp.symbols("x y", real=True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([-1.0, -0.0, 0.0, 0.5, 1e-300, 3.0, 1e300]), st.floats(-10, 10))
+def test_remembered_values_equal_fresh_ones(x, y):
+    """evaluate() and Assumption.holds() remember results by (expression, argument values): asked twice, or at 0.0
+    and then -0.0 (equal keys), they answer as SymPy's own 50-digit evaluation and an unremembered condition_holds."""
+    from verify.model import evaluate
+
+    for expr in (_X * _Y + sp.exp(_Y), sp.sqrt(_X**2 + _Y**2), _Y / (1 + _X**2)):
+        want = sp.N(expr.subs({_X: sp.Float(x, 60), _Y: sp.Float(y, 60)}), 50)
+        for _ in range(2):
+            got = evaluate(expr, {"x": x, "y": y})
+            assert float(got) == pytest.approx(float(want), rel=1e-15, abs=1e-300)
+    rule = Assumption("bounded", sp.And(_X * _Y <= 1, _Y > -5), "x y <= 1 and y > -5")
+    for _ in range(2):
+        assert rule.holds({"x": x, "y": y}) is condition_holds(rule.condition, {"x": x, "y": y})

@@ -82,16 +82,28 @@ def _stable(expr: sp.Basic) -> sp.Basic:
 
 
 def evaluate(expr: sp.Expr, values: Mapping[str, float]) -> mpmath.mpf:
-    """Evaluate a SymPy expression at float values with PRECISION_DPS digits."""
+    """Evaluate a SymPy expression at float values with PRECISION_DPS digits (once per expression and values: a
+    default, a bind or an assumption's side over a few parameters takes one value on many grid points)."""
     names, fn = _compiled(expr)
     missing = [nm for nm in names if nm not in values]
     if missing:
         raise ParameterError(f"no value for {', '.join(missing)} in {sp.sstr(expr)}")
+    args = tuple(values[nm] for nm in names)
+    key = (expr, args)
+    known = _VALUES.get(key)
+    if known is not None:
+        return known
     with mpmath.workdps(PRECISION_DPS):
-        return fn(*(mpmath.mpf(values[nm]) for nm in names))
+        value = fn(*(mpmath.mpf(a) for a in args))
+    if len(_VALUES) >= _VALUES_HELD:
+        _VALUES.clear()
+    _VALUES[key] = value
+    return value
 
 
 _CACHE: dict[sp.Basic, tuple[tuple[str, ...], Callable]] = {}
+_VALUES: dict[tuple, mpmath.mpf] = {}  # evaluate's results by (expression, argument values); mpmath has no signed
+_VALUES_HELD = 1 << 16  # zero, so equal keys (0.0 and -0.0 included) have equal values; emptied when this full
 _FLOAT_CACHE: dict[sp.Basic, tuple[tuple[str, ...], Callable] | None] = {}
 
 
@@ -243,6 +255,9 @@ def _declared_facts(symbol: sp.Symbol) -> tuple[bool, bool, bool]:
     return bool(symbol.is_positive), bool(symbol.is_nonnegative), bool(symbol.is_integer)
 
 
+_HOLDS: dict[tuple, bool] = {}  # Assumption.holds by (condition, values of its symbols)
+
+
 @dataclass(frozen=True)
 class Assumption:
     """A named hypothesis, as a SymPy condition over parameter and theorem symbols."""
@@ -260,9 +275,27 @@ class Assumption:
     def text(self) -> str:
         return sp.sstr(self.condition)
 
+    @cached_property
+    def _order(self) -> tuple[str, ...]:
+        return tuple(sorted(self.names))
+
+    def holds(self, values: Mapping[str, float]) -> bool:
+        """`condition_holds` at `values`, once per assumption and values of its symbols."""
+        args = tuple(values.get(name) for name in self._order)
+        if None in args:
+            return condition_holds(self.condition, values)
+        key = (self.condition, args)
+        known = _HOLDS.get(key)
+        if known is None:
+            known = condition_holds(self.condition, values)
+            if len(_HOLDS) >= _VALUES_HELD:
+                _HOLDS.clear()
+            _HOLDS[key] = known
+        return known
+
     def check(self, owner: str, values: Mapping[str, float]) -> None:
         """Raise AssumptionError naming this assumption if it fails at `values`."""
-        if not condition_holds(self.condition, values):
+        if not self.holds(values):
             used = {name: values[name] for name in sorted(self.names) if name in values}
             raise AssumptionError(owner, self.name, self.text, used, self.description)
 
