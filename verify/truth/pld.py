@@ -460,7 +460,9 @@ def _spectral_power(parts: list[_Step], lo: int, hi: int, budget_goal: float = 0
     composed spectrum is (only the few frequencies near 0 keep |x| near 1), and the l2 norm of D over the full
     spectrum bounds the l1 error on the window (Parseval, and l1 <= sqrt(N) l2 on N positions). The powers (in polar
     form) and the products of the phases (sqrt(5) u each: Brent, Percival & Zimmermann 2007) have the relative errors
-    `_polar_power` bounds. The inverse adds eps_N |z|_2 / sqrt(N) in l2.
+    `_polar_power` bounds, where no phase's power is dropped; where one is (|x_c,ik|^T_i < _DROP, set to 0) the
+    product is off by at most _DROP prod_(j != i) max(1, |a_j|_1 + r_j)^T_j, at most _DROP C sqrt(N) in l2 over the
+    full spectrum. The inverse adds eps_N |z|_2 / sqrt(N) in l2.
 
     With a `budget_goal` > 0 the transforms run in double first (about 3x faster than long double) and again in long
     double only where that budget exceeds the goal."""
@@ -482,12 +484,14 @@ def _spectral_power_in(dtype, parts: list[_Step], lo: int, size: int, n: int,
     eps_n = 1.25 * 8 * math.log2(n) * u
     # the powers run in double (transcendentals in long double are slow) where the cast's rounding, T_i 2^-53 times
     # the spectrum's norm sqrt(N) |a_i|_2 in all, stays a tenth of `budget_goal`; else in the transforms' precision
-    cast = sum(p.steps * _U * math.sqrt(n) * float(np.linalg.norm(p.mass)) for p in parts)
-    u_power = _U if dtype is np.float64 or cast <= 0.1 * budget_goal else u
+    double = dtype is np.float64 or budget_goal > 0 and sum(
+        p.steps * _U * math.sqrt(n) * float(np.linalg.norm(p.mass)) for p in parts) <= 0.1 * budget_goal
+    u_power = _U if double else u
     power_type = np.complex128 if u_power == _U else np.clongdouble
     require_memory(spectral_bytes(n, dtype, power_type, len(parts)),
                    "the privacy-loss distribution's spectral composition")
     spectrum = rel = log_reach = share = pad = None  # D_k's sum_i T_i log m_i, sum_i T_i r_i / m_i and rounding pad
+    log_growth = 0.0  # log C, C = prod_i max(1, |a_i|_1 + r_i)^T_i
     for part in parts:
         # positions taken mod n (the circular convolution reads them so anyway): a core longer than n folds, each
         # folded sum rounding within (rows - 1) u of the l1 norm
@@ -501,8 +505,9 @@ def _spectral_power_in(dtype, parts: list[_Step], lo: int, size: int, n: int,
         l1 = float(np.sum(part.mass)) * (1 + (math.log2(len(part.mass) + 1) + 2) * _U)
         r_i = (eps_n + (rows - 1) * u + u_power * (1 + eps_n)) * l1 * (1 + 1e-9)
         steps = float(part.steps)
-        reach = np.abs(f).astype(np.float64, copy=False)  # m_ik = min(l1, |x_c| (1 + 4u) + r_i), in place
-        reach *= 1 + 4 * _U
+        log_growth += steps * max(0.0, math.log(l1 + r_i))
+        mag = np.abs(f.astype(np.complex128, copy=False))  # |x_c| within 2u: the cast and hypot round within u each
+        reach = mag * (1 + 4 * _U)  # m_ik = min(l1, |x_c| (1 + 4u) + r_i), in place
         reach += r_i
         np.minimum(reach, l1, out=reach)
         log_m = np.log(reach)
@@ -518,8 +523,8 @@ def _spectral_power_in(dtype, parts: list[_Step], lo: int, size: int, n: int,
         log_m *= steps
         pad = log_m if pad is None else np.add(pad, log_m, out=pad)
         del log_m
-        power, power_rel = _polar_power(f, part.steps, u_power)
-        del f
+        power, power_rel = _polar_power(f, mag, part.steps, u_power)
+        del f, mag
         if spectrum is None:
             spectrum, rel = power, power_rel
         else:
@@ -563,7 +568,8 @@ def _spectral_power_in(dtype, parts: list[_Step], lo: int, size: int, n: int,
     log_d *= 2
     np.exp(log_d, out=log_d)
     log_d[1:-1] *= 2
-    spectral = math.exp(top_d) * math.sqrt(float(np.sum(log_d))) * (1 + 1e-9) + rounding
+    dropped = _DROP * math.exp(log_growth) * math.sqrt(n) * (1 + 1e-9)
+    spectral = math.exp(top_d) * math.sqrt(float(np.sum(log_d))) * (1 + 1e-9) + rounding + dropped
     budget = spectral + eps_n * z2
     if dtype is not np.float64:
         budget += 2 * _U * float(np.sum(out))
@@ -580,28 +586,27 @@ def spectral_bytes(n: int, dtype, power_type, phases: int) -> float:
     return float(n) * (held + 2 * np.dtype(dtype).itemsize)
 
 
-def _polar_power(f: np.ndarray, k: int, u: float) -> tuple[np.ndarray, np.ndarray]:
-    """f**k elementwise as |f|^k e^(i k arg f), and a bound on each element's relative error (the modulus, log,
-    angle, the products by k, exp, cos and sin each round within a few u of their size: 8u (k (|log|f|| + |arg f|
-    + 2) + 4) in all)"""
+_DROP = 2.0**-200  # a power whose modulus is certainly below this is set to 0 (`_polar_power`, `_spectral_power`)
+
+
+def _polar_power(f: np.ndarray, mag: np.ndarray, k: int, u: float) -> tuple[np.ndarray, np.ndarray]:
+    """f**k elementwise as |f|^k e^(i k arg f) where k log|f| may reach log _DROP, 0 elsewhere (there |f|^k < _DROP:
+    `mag` is |f| within 2u and numpy's double log within a few ulp, 8u |log mag|, which the margin of 1 + 16u k
+    covers), and a bound on each kept element's relative error (the modulus, log, angle, the products by k, exp, cos
+    and sin each round within a few u of their size: 8u (k (|log|f|| + |arg f| + 2) + 4) in all), 0 at the dropped
+    ones (`_spectral_power` bounds their error absolutely)."""
     with np.errstate(divide="ignore"):
-        log_mag = np.log(np.abs(f))
-    ang = np.angle(f)
-    rel = np.abs(log_mag)  # 8u (k (|log|f|| + |arg f| + 2) + 4), |log|f|| read as 0 where |f| = 0
-    rel[~np.isfinite(rel)] = 0.0
-    rel += np.abs(ang)
-    rel += 2
-    rel *= k
-    rel += 4
-    rel *= 8 * u
-    log_mag *= k
-    modulus = np.exp(log_mag, out=log_mag)
-    ang *= k
-    power = np.empty(len(f), dtype=f.dtype)
-    np.cos(ang, out=power.real)
-    power.real *= modulus
-    np.sin(ang, out=power.imag)
-    power.imag *= modulus
+        live = np.flatnonzero(np.log(mag) * k >= math.log(_DROP) - 1 - 16 * _U * k)
+    kept = f[live]
+    log_mag = np.log(np.abs(kept))
+    ang = np.angle(kept)
+    rel = np.zeros(len(f))
+    rel[live] = ((np.abs(log_mag) + np.abs(ang) + 2) * k + 4) * (8 * u)
+    modulus = np.exp(log_mag * k)
+    turn = ang * k
+    power = np.zeros(len(f), dtype=f.dtype)
+    power.real[live] = np.cos(turn) * modulus
+    power.imag[live] = np.sin(turn) * modulus
     return power, rel
 
 
