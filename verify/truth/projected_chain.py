@@ -13,6 +13,7 @@ covered by a pad of 1e-11 a per step.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
@@ -24,6 +25,7 @@ from verify.errors import ParameterError
 from verify.limits import require_memory
 
 MAX_WORK = 4e9  # N^2 * steps multiply-adds per bracket (about a second)
+_CACHE_BYTES = 64 << 20  # computed chains kept for their prefixes (least recently used dropped first)
 
 
 @dataclass(frozen=True)
@@ -92,33 +94,30 @@ def _transitions(a: float, n: int, step: AffineStep | SmoothedAbsStep) -> tuple[
     cdf = np.empty((n + 1, width + 2))  # P(y below x_p), p = start - 1 .. start + width: 0 below the window, 1 above
     cdf[:, 0], cdf[:, -1] = 0.0, 1.0
     window = cdf[:, 1:-1]
-    window[...] = sliding_window_view(x, width)[start]
-    window -= mean[:, None]
+    np.subtract(x if width == n + 1 else sliding_window_view(x, width)[start], mean[:, None], out=window)
     window /= step.tau
     special.ndtr(window, out=window)
-    down, up = cdf.copy(), cdf
-    down[start == 0, 1] = 0.0  # x_0 is no edge of the rounded-down chain ...
-    up[start + width == n + 1, width] = 1.0  # ... nor x_n of the rounded-up one
-    # cell m collects P(edge m - 1 <= y < edge m): down's edge m is x_m+1 (column m + 2), up's is x_m (column m + 1)
+    # column c of the differences is P(x_(p-1) <= y < x_p), p = start + c; cell m collects P(edge m - 1 <= y <
+    # edge m): down's edge m is x_m+1 (difference column m + 1 - start), up's is x_m (column m - start)
+    up = np.diff(cdf, axis=1)
+    down = up.copy()
+    low, high = start == 0, start + width == n + 1
+    down[low, 0], down[low, 1] = 0.0, cdf[low, 2]  # x_0 is no edge of the rounded-down chain ...
+    up[high, width - 1], up[high, width] = 1.0 - cdf[high, width - 1], 0.0  # ... nor x_n of the rounded-up one
+    np.clip(down, 0.0, 1.0, out=down)
+    np.clip(up, 0.0, 1.0, out=up)
     if width == n + 1:  # every row's window is the whole lattice
-        return _cells(down, 2), _cells(up, 1)
-    return _placed(np.diff(down, axis=1), start - 1, n), _placed(np.diff(up, axis=1), start, n)
-
-
-def _cells(cdf: np.ndarray, edge: int) -> np.ndarray:
-    """cdf[:, c] - cdf[:, c - 1] for the columns c = edge .. edge + n (cells 0..n), clipped to [0, 1]."""
-    n = len(cdf) - 1
-    out = np.subtract(cdf[:, edge:edge + n + 1], cdf[:, edge - 1:edge + n])
-    return np.clip(out, 0.0, 1.0, out=out)
+        return down[:, 1:], up[:, :-1]
+    return _placed(down, start - 1, n), _placed(up, start, n)
 
 
 def _placed(probs: np.ndarray, first: np.ndarray, n: int) -> np.ndarray:
-    """The (n + 1)^2 matrix whose row j holds probs[j] from column first[j] on (columns -1 and n + 1, which get
-    exact zeros, dropped), clipped to [0, 1]."""
-    np.clip(probs, 0.0, 1.0, out=probs)
-    matrix = np.zeros((len(probs), n + 3))  # columns -1 .. n + 1
-    np.put_along_axis(matrix, first[:, None] + 1 + np.arange(probs.shape[1]), probs, axis=1)
-    return np.ascontiguousarray(matrix[:, 1:n + 2])
+    """The (n + 1)^2 matrix (a view) whose row j holds probs[j] from column first[j] on (columns -1 and n + 1, which
+    get exact zeros, dropped)."""
+    rows = len(probs)
+    matrix = np.zeros(rows * (n + 3))  # row-major, columns -1 .. n + 1
+    matrix[(np.arange(rows) * (n + 3) + first + 1)[:, None] + np.arange(probs.shape[1])] = probs
+    return matrix.reshape(rows, n + 3)[:, 1:n + 2]
 
 
 @dataclass(frozen=True)
@@ -169,7 +168,9 @@ def _kernels(a: float, n: int, step: AffineStep | SmoothedAbsStep) -> tuple[_Den
 
 
 def lattice_laws(a: float, steps: Sequence[AffineStep | SmoothedAbsStep], start: float, n: int) -> LatticeLaws:
-    """Both rounded chains' laws after each of `steps`, from w_0 = start in [-a, a], on n + 1 lattice points."""
+    """Both rounded chains' laws after each of `steps`, from w_0 = start in [-a, a], on n + 1 lattice points. The
+    laws after a prefix of the steps depend on that prefix alone: a kept chain (`_CACHE_BYTES`) with the same a,
+    start, n and the longest common prefix supplies those rows (read-only), and only the rest is propagated."""
     for name, v in (("a", a), ("start", start)) + tuple(
             (f"step {k} {f.name}", getattr(st, f.name)) for k, st in enumerate(steps) for f in fields(st)):
         if not math.isfinite(v):
@@ -182,11 +183,27 @@ def lattice_laws(a: float, steps: Sequence[AffineStep | SmoothedAbsStep], start:
         raise ParameterError(f"{len(steps)} steps on {n + 1} lattice points exceed the work cap; use fewer steps")
     # per distinct step two dense (n + 1)^2 transition matrices and four temporaries of their size; both chains' laws
     require_memory(8.0 * (8 * (n + 1) ** 2 + 2 * len(steps) * (n + 1)), "the lattice chains' transition matrices")
-    x = np.linspace(-a, a, n + 1)
-    h = 2 * a / n
-    laws = [np.zeros(n + 1), np.zeros(n + 1)]  # rounded down, rounded up
-    laws[0][min(max(math.floor((start + a) / h), 0), n)] = 1.0
-    laws[1][min(max(math.ceil((start + a) / h - 1e-12), 0), n)] = 1.0
+    key = (float(a), float(start), int(n), tuple(steps))
+    done, lower, upper = _KEPT.prefix(key)
+    if lower is None or done < len(steps):
+        h = 2 * a / n
+        if done:
+            laws = [lower[done - 1], upper[done - 1]]
+        else:
+            laws = [np.zeros(n + 1), np.zeros(n + 1)]  # rounded down, rounded up
+            laws[0][min(max(math.floor((start + a) / h), 0), n)] = 1.0
+            laws[1][min(max(math.ceil((start + a) / h - 1e-12), 0), n)] = 1.0
+        rows = _propagate(a, n, key[3][done:], laws)
+        lower = np.concatenate([lower[:done], rows[0]]) if done else rows[0]
+        upper = np.concatenate([upper[:done], rows[1]]) if done else rows[1]
+        _KEPT.keep(key, lower, upper)
+    return LatticeLaws(np.linspace(-a, a, n + 1), lower[:len(steps)], upper[:len(steps)])
+
+
+def _propagate(a: float, n: int, steps: Sequence[AffineStep | SmoothedAbsStep],
+               laws: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The rounded-down and rounded-up chains' laws after each of `steps` from the laws `laws` (one kernel per run of
+    equal steps)."""
     rows: tuple[list, list] = ([], [])
     cached, kernels = None, None
     for st in steps:
@@ -195,7 +212,44 @@ def lattice_laws(a: float, steps: Sequence[AffineStep | SmoothedAbsStep], start:
         for chain in (0, 1):
             laws[chain] = kernels[chain].apply(laws[chain])
             rows[chain].append(laws[chain])
-    return LatticeLaws(x, np.array(rows[0]), np.array(rows[1]))
+    return np.array(rows[0]).reshape(len(steps), n + 1), np.array(rows[1]).reshape(len(steps), n + 1)
+
+
+class _Kept:
+    """Computed chains by (a, start, n), each as (steps, lower rows, upper rows), read-only; the least recently used
+    (a, start, n) is dropped first while all rows exceed _CACHE_BYTES."""
+
+    def __init__(self) -> None:
+        self.chains: OrderedDict[tuple, list[tuple[tuple, np.ndarray, np.ndarray]]] = OrderedDict()
+        self.bytes = 0
+
+    def prefix(self, key: tuple) -> tuple[int, np.ndarray | None, np.ndarray | None]:
+        """The longest prefix of key's steps that a kept chain with key's a, start and n has run, and that chain's
+        rows (None when none shares a first step)."""
+        best, done = (None, None), 0
+        for steps, lower, upper in self.chains.get(key[:3], ()):
+            common = next((i for i, (x, y) in enumerate(zip(steps, key[3], strict=False)) if x != y),
+                          min(len(steps), len(key[3])))
+            if common > done:
+                best, done = (lower, upper), common
+        if done:
+            self.chains.move_to_end(key[:3])
+        return (done, *best)
+
+    def keep(self, key: tuple, lower: np.ndarray, upper: np.ndarray) -> None:
+        size = lower.nbytes + upper.nbytes
+        if size > _CACHE_BYTES:
+            return
+        lower.flags.writeable = upper.flags.writeable = False
+        self.chains.setdefault(key[:3], []).append((key[3], lower, upper))
+        self.chains.move_to_end(key[:3])
+        self.bytes += size
+        while self.bytes > _CACHE_BYTES:
+            _, dropped = self.chains.popitem(last=False)
+            self.bytes -= sum(lo.nbytes + up.nbytes for _, lo, up in dropped)
+
+
+_KEPT = _Kept()
 
 
 def mean_bracket(a: float, drift: float, tau: float, steps: int, start: float, n: int) -> np.ndarray:
