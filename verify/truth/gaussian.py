@@ -12,6 +12,7 @@ import math
 import mpmath
 import numpy as np
 from numpy.typing import ArrayLike
+from scipy.special import log_ndtr
 
 from verify.errors import ParameterError
 from verify.truth.numbers import (
@@ -19,6 +20,7 @@ from verify.truth.numbers import (
     decreasing_root,
     enclose_decreasing_root,
     extra_precision,
+    float_root,
     normal_cdf,
     num,
     to_mpf,
@@ -268,4 +270,20 @@ def gaussian_dp_epsilon(delta, mu) -> mpmath.mpf:
         e = scale * s
         return gaussian_delta(e, mu), -scale * mpmath.exp(e) * normal_cdf(-mu / 2 - e / mu)
 
-    return scale * decreasing_root(f, delta)
+    return scale * decreasing_root(f, delta, guess=_float_root(delta, mu, k))
+
+
+def _float_log_delta(eps: float, mu: float) -> float:
+    """log gaussian_delta(eps, mu) in floats: log Phi(a) + log(1 - e^(eps + log Phi(b) - log Phi(a))), a, b = +-mu/2
+    - eps/mu, with log_ndtr (no underflow in the tails); -inf where the difference rounds to <= 0."""
+    log_a = float(log_ndtr(mu / 2 - eps / mu))
+    u = eps + float(log_ndtr(-mu / 2 - eps / mu)) - log_a
+    return log_a + math.log(-math.expm1(u)) if u < 0 else -math.inf
+
+
+def _float_root(delta: mpmath.mpf, mu: mpmath.mpf, k: int) -> float | None:
+    """eps(delta) / 2^k in double precision (numbers.float_root on log delta), decreasing_root's first guess; None
+    where it cannot be formed. Above eps = mu^2/2 + mu z, z = sqrt(-2 log delta), delta(eps) < Phi(-z) < delta."""
+    m, log_target = float(mu), float(mpmath.log(delta))
+    root = float_root(lambda e: _float_log_delta(e, m) - log_target, 0.0, m * m / 2 + m * math.sqrt(-2 * log_target))
+    return None if root is None else math.ldexp(root, -k)

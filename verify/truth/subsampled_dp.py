@@ -11,6 +11,7 @@ import math
 
 import mpmath
 from flint import arb, ctx
+from scipy.special import log_ndtr
 
 from verify.errors import ParameterError
 from verify.truth.numbers import (
@@ -18,6 +19,7 @@ from verify.truth.numbers import (
     decreasing_root,
     enclose_decreasing_root,
     extra_precision,
+    float_root,
     normal_cdf,
     num,
     to_mpf,
@@ -153,9 +155,45 @@ def sgm_dp_epsilon(delta, q, sigma, one_sided: bool = False, signed: bool = Fals
     if not 0 < q <= 1:
         raise ParameterError(f"sampling rate q must lie in (0, 1], got {float(q)}")
     floor = mpmath.log1p(-delta) if signed else 0
+    guess = _float_root(delta, q, sigma, one_sided, float(floor))
     if one_sided:
-        return decreasing_root(lambda e: _orders(e, q, sigma)[0], delta, floor=floor)
-    return decreasing_root(lambda e: max(_orders(e, q, sigma)), delta, floor=floor)
+        return decreasing_root(lambda e: _orders(e, q, sigma)[0], delta, floor=floor, guess=guess)
+    return decreasing_root(lambda e: max(_orders(e, q, sigma)), delta, floor=floor, guess=guess)
+
+
+def _float_log_delta(eps: float, q: float, s: float, one_sided: bool) -> float:
+    """log sgm_delta(eps) (log sgm_delta_add if one_sided) in floats, by log_ndtr (no underflow in the tails);
+    -inf where it rounds to <= 0. With r = log1p(expm1(eps)/q) and x_hi = s^2 r + 1/2 (`_orders_at`), P || Q is
+    q Phi(A) (1 - e^(r + log Phi(B) - log Phi(A))), A = (1 - x_hi)/s, B = -x_hi/s; with r' = log1p(expm1(-eps)/q),
+    C = x_lo/s, Q || P is e^eps q Phi(C - 1/s) (e^(r' + log Phi(C) - log Phi(C - 1/s)) - 1)."""
+    grow = math.expm1(eps)
+    if grow + q > 0:
+        r = math.log1p(grow / q)
+        x_hi = s * s * r + 0.5
+        log_a = float(log_ndtr((1 - x_hi) / s))
+        u = r + float(log_ndtr(-x_hi / s)) - log_a
+        pq = math.log(q) + log_a + math.log(-math.expm1(u)) if u < 0 else -math.inf
+    else:
+        pq = math.log(-grow)
+    shrink = math.expm1(-eps)
+    if one_sided or not shrink + q > 0:
+        return pq
+    r = math.log1p(shrink / q)
+    c = (s * s * r + 0.5) / s
+    log_band = float(log_ndtr(c - 1 / s))
+    v = r + float(log_ndtr(c)) - log_band
+    return max(pq, eps + math.log(q) + log_band + math.log(math.expm1(v)) if v > 0 else -math.inf)
+
+
+def _float_root(delta: mpmath.mpf, q, sigma, one_sided: bool, floor: float) -> float | None:
+    """sgm_dp_epsilon in double precision (numbers.float_root on log delta from `floor`), decreasing_root's first
+    guess; None where it cannot be formed. Both orders are at most q times the Gaussian mechanism's delta (joint
+    convexity), which is below delta at eps = 1/(2 s^2) + z/s, z = sqrt(-2 log delta)."""
+    q, s, log_target = float(q), float(sigma), float(mpmath.log(delta))
+    if not s > 0:
+        return None
+    hi = 1 / (2 * s * s) + math.sqrt(-2 * log_target) / s
+    return float_root(lambda e: _float_log_delta(e, q, s, one_sided) - log_target, floor, hi)
 
 
 def _signed(delta_of, eps, q, sigma, signed: bool):
