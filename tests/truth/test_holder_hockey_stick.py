@@ -7,6 +7,8 @@ import math
 
 import mpmath
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import integrate
 from scipy.stats import norm
 
@@ -64,3 +66,37 @@ def test_the_classical_calibration_fails_at_mu_2():
 def test_bad_input_is_named(sigma, eps, p):
     with pytest.raises(ValueError, match="sigma|eps|exponent"):
         holder_hockey_stick(sigma, eps, p)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.05, 5.0), st.floats(0.0, 20.0), st.floats(1.05, 1e4), st.floats(-3.0, 3.0), st.floats(1e-6, 1.0))
+def test_a_cells_bound_is_above_g_on_the_cell(sigma, eps, p, left, width):
+    """_cell_upper (the lower of the monotone tails' bound and the mean-value bound) against g sampled densely on the
+    cell in 40-digit mpmath: never below it."""
+    from flint import arb
+
+    from verify.truth.holder_hockey_stick import _cell_upper
+    from verify.truth.numbers import arb_numbers
+
+    a, b = left * sigma, left * sigma + width * sigma
+    with arb_numbers(128) as N:
+        bound = _cell_upper(arb(a), arb(b), N.mpf(sigma), N.mpf(eps), N.mpf(p))
+    with mpmath.workdps(40):
+        def g(t):
+            return (mpmath.ncdf(-(t - 1) / sigma)
+                    - mpmath.exp(eps) * mpmath.ncdf(-t / sigma) ** (1 - 1 / mpmath.mpf(p)))
+        top = max(g(mpmath.mpf(a) + (mpmath.mpf(b) - a) * k / 200) for k in range(201))
+    assert mpmath.mpf(bound.upper().mid().str(40, radius=False)) >= top - mpmath.mpf(10) ** -35
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.floats(0.2, 3.0), st.floats(0.0, 8.0), st.sampled_from([1.5, 2.0, 10.0, 1e4]))
+def test_generated_brackets_contain_the_grid_sup(sigma, eps, p):
+    """grid max <= sup <= upper end, and the lower end (g at the float maximiser) is the sup to within the grid's
+    resolution, for the float ends and the Arb enclosure."""
+    low, high, enclose = holder_hockey_stick(sigma, eps, p)
+    grid = max(_grid_sup(sigma, eps, p, step=2e-3 * sigma), 0.0)
+    ends = enclose(64)
+    for lower, upper in ((low, high), (float(ends.lower), float(ends.upper))):
+        assert lower <= upper and upper >= grid
+        assert lower >= grid * (1 - 1e-5) - 1e-300
