@@ -124,3 +124,16 @@ def test_remembered_values_equal_fresh_ones(x, y):
     rule = Assumption("bounded", sp.And(_X * _Y <= 1, _Y > -5), "x y <= 1 and y > -5")
     for _ in range(2):
         assert rule.holds({"x": x, "y": y}) is condition_holds(rule.condition, {"x": x, "y": y})
+
+
+def test_unhashable_values_are_evaluated_not_remembered():
+    """A 0-d array (unhashable) as a value: answered as without the memo (hostile probe), not a TypeError about
+    hashing (mpmath itself refuses it in evaluate, as before the memo)."""
+    import numpy as np
+
+    from verify.model import evaluate
+
+    rule = Assumption("below", _X < _Y, "x < y")
+    assert rule.holds({"x": np.array(0.1), "y": 1.0}) is True
+    with pytest.raises(TypeError, match="mpf"):
+        evaluate(_X + _Y, {"x": np.array(0.25), "y": 1.0})

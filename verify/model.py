@@ -90,14 +90,18 @@ def evaluate(expr: sp.Expr, values: Mapping[str, float]) -> mpmath.mpf:
         raise ParameterError(f"no value for {', '.join(missing)} in {sp.sstr(expr)}")
     args = tuple(values[nm] for nm in names)
     key = (expr, args)
-    known = _VALUES.get(key)
+    try:
+        known = _VALUES.get(key)
+    except TypeError:  # an unhashable value (a 0-d array): evaluated, not remembered
+        key = known = None
     if known is not None:
         return known
     with mpmath.workdps(PRECISION_DPS):
         value = fn(*(mpmath.mpf(a) for a in args))
-    if len(_VALUES) >= _VALUES_HELD:
-        _VALUES.clear()
-    _VALUES[key] = value
+    if key is not None:
+        if len(_VALUES) >= _VALUES_HELD:
+            _VALUES.clear()
+        _VALUES[key] = value
     return value
 
 
@@ -285,7 +289,10 @@ class Assumption:
         if None in args:
             return condition_holds(self.condition, values)
         key = (self.condition, args)
-        known = _HOLDS.get(key)
+        try:
+            known = _HOLDS.get(key)
+        except TypeError:  # an unhashable value (a 0-d array): checked, not remembered
+            return condition_holds(self.condition, values)
         if known is None:
             known = condition_holds(self.condition, values)
             if len(_HOLDS) >= _VALUES_HELD:
