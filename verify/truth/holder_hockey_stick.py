@@ -19,7 +19,6 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 from scipy.special import log_ndtr
 
 from verify.errors import ParameterError
@@ -107,6 +106,8 @@ def _maximiser(sigma: float, eps: float, p: float) -> float:
     """A t near the sup of g: the best of 801 points over +-8 sigma around the Gaussian optimum t = 1/2 + eps sigma^2
     (g > 0 can lie off that optimum: at sigma = 2, eps = 0, p = 1.5, g(1/2) < 0 < sup g = 0.0015), refined by a
     bounded float search between its neighbours; the optimum itself where g <= 0 at every point."""
+    from scipy.optimize import minimize_scalar  # scipy.optimize costs ~0.3 s at import: not at start-up
+
     c = (p - 1) / p
     centre = 0.5 + eps * sigma * sigma
 
