@@ -29,7 +29,7 @@ import mpmath
 from verify.errors import ParameterError, ResourceLimitError, check_renyi_order
 from verify.results import Truth
 from verify.truth.mixture_quad import renyi_mixture_quad_both
-from verify.truth.numbers import ARB, Enclosure, NotEnclosable, arb_numbers, compositions, num
+from verify.truth.numbers import ARB, Enclosure, NotEnclosable, arb_numbers, num
 
 try:
     from flint import arb_mat, ctx
@@ -489,16 +489,29 @@ def _mixture_excess(gram: Sequence[Sequence], weights: Sequence, alpha: int):
     log_fact = [N.log(N.mpf(math.factorial(k))) for k in range(alpha + 1)]
     log_w = [N.log(N.mpf(w) / total_w) if w > 0 else None for w in weights]
     excess = size = N.mpf(0)
-    for counts in compositions(alpha, m):
-        used = [(j, c) for j, c in enumerate(counts) if c]  # the parts equal to 0 add exact zeros
-        if any(log_w[j] is None for j, _ in used):
-            continue
-        quad = sum((ci * cj * gram[i][j] for i, ci in used for j, cj in used), N.mpf(0))
-        diag = sum((c * gram[j][j] for j, c in used), N.mpf(0))
-        log_p = log_fact[alpha] - sum(log_fact[c] for c in counts) + sum((c * log_w[j] for j, c in used), N.mpf(0))
-        term = N.exp(log_p) * N.expm1((quad - diag) / 2)
-        excess += term
-        size += abs(term)
+    zero = N.mpf(0)
+    # the compositions walked component by component (counts n_0, n_1, ...), each prefix's partial sums shared by
+    # every composition extending it: quad = n^T G n, diag = sum n_j G_jj, log of prod w_j^n_j / n_j!, and
+    # lin_k = sum_j n_j G_jk for the components k still to come; a component of weight 0 takes no count
+    stack = [(0, alpha, zero, zero, log_fact[alpha], [zero] * m)]
+    while stack:
+        i, left, quad, diag, log_p, lin = stack.pop()
+        counts = [left] if i == m - 1 else range(left + 1)
+        for c in counts:
+            if c and log_w[i] is None:
+                continue
+            q, d, lp = quad, diag, log_p
+            if c:
+                q = quad + c * c * gram[i][i] + 2 * c * lin[i]
+                d = diag + c * gram[i][i]
+                lp = log_p + c * log_w[i] - log_fact[c]
+            if c == left:  # every count placed: the later components take none
+                term = N.exp(lp) * N.expm1((q - d) / 2)
+                excess += term
+                size += abs(term)
+            elif i < m - 1:
+                stack.append((i + 1, left - c, q, d, lp,
+                              lin if not c else [lin[k] + c * gram[i][k] if k > i else lin[k] for k in range(m)]))
     return excess, size
 
 

@@ -439,16 +439,6 @@ class Enclosure:
 Encloser = Callable[[int], Enclosure]  # precision in bits -> rigorous enclosure of a truth
 
 
-def compositions(total: int, parts: int):
-    """Every tuple of `parts` non-negative integers summing to `total` (the terms of an integer-order Rényi series)."""
-    if parts == 1:
-        yield (total,)
-        return
-    for first in range(total, -1, -1):
-        for rest in compositions(total - first, parts - 1):
-            yield (first, *rest)
-
-
 # ---- cancellation-free forms of 1 - (1 - x)^k and its geometric sums (issue 21) -----------------------------------
 #
 # A contraction m = 1 - x with x = eta lam tiny (or m near -1, x near 2) makes 1 - m^k and (1 - m^k)/(1 - m) lose
