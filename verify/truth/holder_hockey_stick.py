@@ -5,8 +5,9 @@
 For fixed P_0(S) the largest P_1(S) is a half-line {y > t} (Neyman-Pearson), and the objective grows with P_1(S), so
 H is the sup over t of g(t) = Qbar((t - 1)/sigma) - e^eps Qbar(t/sigma)^(1 - 1/p) (Qbar the normal tail); any t gives a
 proven lower end (so does S = {}: H >= 0). Upper end: both tails of g are monotone, so on a cell [a, b]
-g <= Qbar((a - 1)/sigma) - e^eps Qbar(b/sigma)^(1 - 1/p); cells are split where that exceeds the lower end (branch and
-bound, in Arb balls), beyond t = 1 + 40 sigma g <= Qbar(40) and below t = -40 sigma g <= 1 - e^eps Qbar(-40)^(1-1/p).
+g <= Qbar((a - 1)/sigma) - e^eps Qbar(b/sigma)^(1 - 1/p), and by the mean value theorem g <= g(mid) + sup|g'| (b - a)/2
+(the lower of the two); cells are split where it exceeds the lower end (branch and bound, in Arb balls), beyond
+t = 1 + 40 sigma g <= Qbar(40) and below t = -40 sigma g <= 1 - e^eps Qbar(-40)^(1-1/p).
 Since P_0(S)^(1 - 1/p) >= P_0(S), H is also at most the Gaussian hockey stick delta_G(eps) = Phi(1/(2 sigma) -
 eps sigma) - e^eps Phi(-1/(2 sigma) - eps sigma) (p -> infinity); the smaller upper end is kept.
 """

@@ -7,10 +7,10 @@ alpha is near 1: with l = log P - log Q and b = alpha - 1 it integrates
     J = int Q f(l),  f(l) = e^(a l) - a e^l + a - 1 >= 0  (verify.truth.excess),
 
 whose integral is I - 1 exactly (int P = int Q = 1), so R = log1p(J) / b with no cancellation.
-Composite Gauss-Legendre over +-40 component widths around the means and the tilt centre (panels a quarter of the
-narrowest width); the interval is +-10 x the gap to the half-order rule plus a rounding bound from the magnitudes
-of the summed terms. The returned Truth can enclose itself rigorously (`verify.truth.mixture_arb`), which the checker
-does before it reports a violation.
+Composite Gauss-Legendre over +-40 component widths around the means and the tilt centre (panels one narrowest
+width wide where the half-order rule agrees to the float floor there, else a quarter of it); the interval is +-10 x
+the gap to the half-order rule plus a rounding bound from the magnitudes of the summed terms. The returned Truth
+can enclose itself rigorously (`verify.truth.mixture_arb`), which the checker does before it reports a violation.
 """
 
 from __future__ import annotations
