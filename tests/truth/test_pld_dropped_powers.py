@@ -4,6 +4,7 @@ elements are dropped, and against the undropped polar power (the former path) on
 
 from __future__ import annotations
 
+import functools
 import math
 
 import mpmath
@@ -58,6 +59,16 @@ def _spread_ints(rng, cells: int) -> np.ndarray:
     return rng.permutation(2**15 // cells + np.concatenate([d, -d]))
 
 
+@functools.cache
+def _spread_case(steps: tuple[int, ...]) -> tuple[list[np.ndarray], np.ndarray]:
+    """The spread masses of each phase and their exact composition (computed once for both transform precisions)."""
+    rng = np.random.default_rng(sum(steps))
+    ints = [_spread_ints(rng, 16) for _ in steps]
+    unit = mpmath.mpf(2) ** (-15 * sum(steps))
+    exact = np.array([float(mpmath.mpf(v) * unit) for v in _exact_power(ints, list(steps))])
+    return [x * 2.0**-15 for x in ints], exact
+
+
 @pytest.mark.parametrize("wide", [False, True])
 @pytest.mark.parametrize("steps", [[300], [120, 160]])
 def test_dropped_compositions_stay_within_budget(wide, steps, monkeypatch):
@@ -66,11 +77,7 @@ def test_dropped_compositions_stay_within_budget(wide, steps, monkeypatch):
     if wide and pld._WIDE is None:
         pytest.skip("no x87 long double")
     monkeypatch.setattr(pld, "_WIDE", pld._WIDE if wide else None)
-    rng = np.random.default_rng(sum(steps))
-    ints = [_spread_ints(rng, 16) for _ in steps]
-    masses = [x * 2.0**-15 for x in ints]
-    unit = mpmath.mpf(2) ** (-15 * sum(steps))
-    exact = np.array([float(mpmath.mpf(v) * unit) for v in _exact_power(ints, steps)])
+    masses, exact = _spread_case(tuple(steps))
     parts = [_step(m, t) for m, t in zip(masses, steps, strict=True)]
     powers = []
     real = pld._polar_power
