@@ -89,25 +89,22 @@ def evaluate(expr: sp.Expr, values: Mapping[str, float]) -> mpmath.mpf:
     if missing:
         raise ParameterError(f"no value for {', '.join(missing)} in {sp.sstr(expr)}")
     args = tuple(values[nm] for nm in names)
-    key = (expr, args)
     try:
-        known = _VALUES.get(key)
+        hash(args)
     except TypeError:  # an unhashable value (a 0-d array): evaluated, not remembered
-        key = known = None
-    if known is not None:
-        return known
+        return _evaluated.__wrapped__(fn, args)
+    return _evaluated(fn, args)
+
+
+@lru_cache(maxsize=1 << 16)
+def _evaluated(fn: Callable, args: tuple) -> mpmath.mpf:
+    """A compiled expression (`_compiled`) at `args` in PRECISION_DPS digits, once per function and arguments: mpmath
+    has no signed zero, so equal arguments (0.0 and -0.0 included) give equal values."""
     with mpmath.workdps(PRECISION_DPS):
-        value = fn(*(mpmath.mpf(a) for a in args))
-    if key is not None:
-        if len(_VALUES) >= _VALUES_HELD:
-            _VALUES.clear()
-        _VALUES[key] = value
-    return value
+        return fn(*(mpmath.mpf(a) for a in args))
 
 
 _CACHE: dict[sp.Basic, tuple[tuple[str, ...], Callable]] = {}
-_VALUES: dict[tuple, mpmath.mpf] = {}  # evaluate's results by (expression, argument values); mpmath has no signed
-_VALUES_HELD = 1 << 16  # zero, so equal keys (0.0 and -0.0 included) have equal values; emptied when this full
 _FLOAT_CACHE: dict[sp.Basic, tuple[tuple[str, ...], Callable] | None] = {}
 
 
@@ -220,6 +217,13 @@ def condition_holds(cond: sp.Basic, values: Mapping[str, float]) -> bool:
     raise TypeError(f"not a condition: {cond!r}")
 
 
+@lru_cache(maxsize=1 << 16)
+def _holds(cond: sp.Basic, names: tuple[str, ...], args: tuple) -> bool:
+    """`condition_holds` at the values `args` of the symbols `names` (all of the condition's), once per condition and
+    values."""
+    return condition_holds(cond, dict(zip(names, args, strict=True)))
+
+
 def as_number(value: object, what: str) -> float:
     """`value` as a float; a ParameterError naming `what` for anything that is not a real number."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)) and not hasattr(value, "__float__"):
@@ -259,9 +263,6 @@ def _declared_facts(symbol: sp.Symbol) -> tuple[bool, bool, bool]:
     return bool(symbol.is_positive), bool(symbol.is_nonnegative), bool(symbol.is_integer)
 
 
-_HOLDS: dict[tuple, bool] = {}  # Assumption.holds by (condition, values of its symbols)
-
-
 @dataclass(frozen=True)
 class Assumption:
     """A named hypothesis, as a SymPy condition over parameter and theorem symbols."""
@@ -286,19 +287,13 @@ class Assumption:
     def holds(self, values: Mapping[str, float]) -> bool:
         """`condition_holds` at `values`, once per assumption and values of its symbols."""
         args = tuple(values.get(name) for name in self._order)
-        if None in args:
-            return condition_holds(self.condition, values)
-        key = (self.condition, args)
         try:
-            known = _HOLDS.get(key)
+            hash(args)
         except TypeError:  # an unhashable value (a 0-d array): checked, not remembered
             return condition_holds(self.condition, values)
-        if known is None:
-            known = condition_holds(self.condition, values)
-            if len(_HOLDS) >= _VALUES_HELD:
-                _HOLDS.clear()
-            _HOLDS[key] = known
-        return known
+        if None in args:
+            return condition_holds(self.condition, values)
+        return _holds(self.condition, self._order, args)
 
     def check(self, owner: str, values: Mapping[str, float]) -> None:
         """Raise AssumptionError naming this assumption if it fails at `values`."""

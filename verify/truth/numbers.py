@@ -301,7 +301,7 @@ def decreasing_root(f: Callable[[Any], tuple[Any, Any]], target: Any, tol: Any =
             lo = x
         if hi - lo <= tol * max(1, abs(hi)):
             return hi
-        step = x - (mpmath.log(d) - log_target) * d / slope if d > 0 and slope < 0 else None
+        step = _newton(x, d, slope, log_target)
         if step is None or not lo < step < hi:
             x = (lo + hi) / 2
         elif abs(step - x) <= tol * max(1, abs(x)):
@@ -353,14 +353,20 @@ def _root_near(f: Callable[[Any], tuple[Any, Any]], target: Any, tol: Any, floor
             hi = x if hi is None else min(hi, x)
         if lo is not None and hi is not None and hi - lo <= tol * max(1, abs(hi)):
             return hi
-        if not (d > 0 and slope < 0):
+        after = _newton(x, d, slope, log_target)
+        if after is None:
             return None
-        step = (mpmath.log(d) - log_target) * d / slope
-        x -= step
+        step, x = x - after, after
         w = tol * max(1, abs(x)) / 4
         if abs(step) <= w:  # settled: the root is within ~step^2 of x, so x +- w lies past it
             x = x + w if d > target else x - w
     return None
+
+
+def _newton(x: mpmath.mpf, d: mpmath.mpf, slope: mpmath.mpf, log_target: mpmath.mpf) -> mpmath.mpf | None:
+    """The Newton step from x on log delta - log target (delta(x) = d, delta'(x) = slope); None where it is undefined
+    (d <= 0 or slope >= 0)."""
+    return x - (mpmath.log(d) - log_target) * d / slope if d > 0 and slope < 0 else None
 
 
 def enclose_decreasing_root(f: Callable[[Any], Any], target: Any, guess: Callable[[], Any], floor: float = 0.0) -> Any:
