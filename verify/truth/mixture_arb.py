@@ -146,7 +146,8 @@ def _compositions_integral(merged: dict[float, Any], s: float, target: float, al
 
     The multisets are walked as counts n_0, n_1, ... chosen component by component, each partial product
     prod_(j < i) scaled_j^(n_j)/n_j! and partial sum sum_(j < i) n_j nu_j shared by every multiset that extends it
-    (a leaf costs one product and one exp, not alpha of each); alpha! multiplies the total once."""
+    (a leaf costs one product and one exp, not alpha of each); a multiset is a leaf as soon as its last pick is made,
+    not walked through the components after it; alpha! multiplies the total once."""
     k = len(merged)
     if k == 0:
         return arb(0)
@@ -163,7 +164,8 @@ def _compositions_integral(merged: dict[float, Any], s: float, target: float, al
             last = first + shifts[i][left]
             total += term * powers[i][left] * (last * last / two_s2).exp()
             continue
-        for n in range(left + 1):
+        total += term * powers[i][left] * ((first + shifts[i][left]) ** 2 / two_s2).exp()  # component i takes all
+        for n in range(left):  # the later components take the rest
             stack.append((i + 1, left - n, term * powers[i][n], first + shifts[i][n]))
     return total * math.factorial(alpha)
 

@@ -277,11 +277,18 @@ def renyi_mixture_to_gaussians(weights: Sequence[float], means: Sequence[float],
     lo, hi = float(min(ends) - 40 * s), float(max(ends) + 40 * s)
     rounded = exact_weights is not None
 
-    def encloser(target: float):
-        def enclose(prec: int):
+    exact_at: dict[int, tuple] = {}  # precision -> P's exact components, shared by the targets' enclosers
+
+    def exact_components(prec: int) -> tuple:
+        if prec not in exact_at:
             with ctx.workprec(prec):
                 exact = exact_weights() if exact_weights is not None else list(weights)
-            p = _exact_components(exact, means, [float(s)] * len(means))
+            exact_at[prec] = _exact_components(exact, means, [float(s)] * len(means))
+        return exact_at[prec]
+
+    def encloser(target: float):
+        def enclose(prec: int):
+            p = exact_components(prec)
             if float(alpha).is_integer():
                 try:
                     return enclose_renyi_mixture_gaussian(p[0], p[1], float(s), float(target), int(alpha), prec)
