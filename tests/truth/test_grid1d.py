@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 import mpmath
@@ -31,11 +32,16 @@ def _logistic_ridge_grad(data, reg=0.5):
     return lambda th: np.mean(-z[None, :] * expit(-z[None, :] * th[:, None]), axis=1) + reg * th
 
 
+@functools.cache
+def _legendre(n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    return roots_legendre(n_nodes)
+
+
 def _nystrom(drifts, s, lo, hi, start, n_nodes=300, R=None):
     """Independent reference: Nyström discretisation of the step kernel on Gauss-Legendre nodes of [lo, hi]
     (spectral for smooth drifts), with point masses for the start and, if R is set, the atoms at -R and +R.
     Returns (weights * density at nodes, [(point, mass), ...])."""
-    x, W = roots_legendre(n_nodes)
+    x, W = _legendre(n_nodes)
     x, W = lo + (x + 1) * (hi - lo) / 2, W * (hi - lo) / 2
     m0, s0 = start
     if s0 == 0:
@@ -43,11 +49,18 @@ def _nystrom(drifts, s, lo, hi, start, n_nodes=300, R=None):
     else:
         dens = norm.pdf(x, m0, s0)
         points = [] if R is None else [(-R, ndtr((-R - m0) / s0)), (R, ndtr((m0 - R) / s0))]
+    kernel_of: dict = {}  # drift -> the nodes' step kernel: a process repeats one drift
     for T in drifts:
-        src = np.concatenate([x, [p for p, _ in points]])
-        mass = np.concatenate([W * dens, [m for _, m in points]])
-        centre = T(src)
-        dens = np.sum(norm.pdf((x[:, None] - centre[None, :]) / s) * mass[None, :], axis=1) / s  # no threaded BLAS
+        if T not in kernel_of:
+            kernel_of = {T: norm.pdf((x[:, None] - T(x)[None, :]) / s)}
+        atoms = np.array([p for p, _ in points])
+        atom_mass = np.array([m for _, m in points])
+        centre = np.concatenate([T(x), T(atoms)]) if atoms.size else T(x)
+        mass = np.concatenate([W * dens, atom_mass])
+        dens = np.sum(kernel_of[T] * (W * dens)[None, :], axis=1)  # no threaded BLAS
+        if atoms.size:
+            dens += norm.pdf((x[:, None] - T(atoms)[None, :]) / s) @ atom_mass
+        dens /= s
         points = [] if R is None else [(-R, ndtr((-R - centre) / s) @ mass), (R, ndtr((centre - R) / s) @ mass)]
     return W * dens, points
 
