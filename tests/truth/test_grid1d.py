@@ -233,6 +233,22 @@ def test_unresolvable_tilt_is_an_error_not_a_wrong_value():
         grid_renyi(p, q, 50)
 
 
+def test_an_unresolvable_tilt_fails_on_the_coarse_grid_before_the_finer_laws(monkeypatch):
+    """The coarse pair's value is taken before the h/2 laws are propagated: a pair the float64 grid cannot resolve
+    fails at the first grid (one law per process), not after the finer grids' laws (a falsifier's K = 500 draw
+    spent 41 s on them)."""
+    import verify.truth.grid1d as grid1d
+
+    kw = dict(eta=ETA, sigma=SIGMA, K=5)
+    p, q = noisy_gd_process(_quadratic_grad(DATA), **kw), noisy_gd_process(_quadratic_grad(DATA_PRIME), **kw)
+    cells = []
+    law = grid1d._law
+    monkeypatch.setattr(grid1d, "_law", lambda proc, grid: cells.append(grid.n) or law(proc, grid))
+    with pytest.raises(ParameterError, match="too large for the float64 grid"):
+        grid_renyi(p, q, 50)
+    assert len(cells) >= 2 and len(set(cells)) == 1  # the coarse window's laws (widened or not), no finer grid
+
+
 @pytest.mark.parametrize("R", [None, 1.0])
 @pytest.mark.parametrize("alpha", [1.5, 4, 12])
 def test_both_orders_from_one_pair_of_laws_match_two_separate_grids(R, alpha):

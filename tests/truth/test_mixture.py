@@ -206,7 +206,8 @@ def test_integer_order_closed_form_against_every_sequence(k, alpha, seed):
         for picks in itertools.product(range(k), repeat=alpha):
             nu = [mpmath.mpf(means[i]) - mpmath.mpf(target) for i in picks]
             weight = mpmath.fprod(mpmath.mpf(weights[i]) / total for i in picks)
-            integral += weight * mpmath.exp((mpmath.fsum(nu) ** 2 - mpmath.fsum(v * v for v in nu)) / (2 * mpmath.mpf(s) ** 2))
+            cross = mpmath.fsum(nu) ** 2 - mpmath.fsum(v * v for v in nu)
+            integral += weight * mpmath.exp(cross / (2 * mpmath.mpf(s) ** 2))
         ref = mpmath.log(integral) / (alpha - 1)
         enc = enclose_renyi_mixture_gaussian(weights, means, s, target, alpha, 128)
         lower, upper = (mpmath.mpf(e.mid().str(45, radius=False)) for e in (enc.lower, enc.upper))

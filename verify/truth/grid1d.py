@@ -502,9 +502,11 @@ def _grid_renyi(p: Process, p_prime: Process, alpha: float, h: float | None, saf
     cheap = h is None and p.R is None  # try the pair (s/2, s/4) first
     with np.errstate(all="ignore"):  # an overflowing drift is caught as a non-finite value, not printed
         coarse, laws, fine = _grids([p, p_prime], alpha, 2 * _default_h([p, p_prime]) if cheap else h, both)
+        # the coarse values first: a pair the float64 grid cannot resolve fails here, before the finer laws are made
+        coarse_values = [_renyi_value(laws[a], laws[b], alpha, coarse.n) for a, b in orders]
         fine_laws = [_law(p, fine), _law(p_prime, fine)]
-        values = [(_renyi_value(laws[a], laws[b], alpha, coarse.n),
-                   _renyi_value(fine_laws[a], fine_laws[b], alpha, fine.n)) for a, b in orders]
+        values = [(c, _renyi_value(fine_laws[a], fine_laws[b], alpha, fine.n))
+                  for c, (a, b) in zip(coarse_values, orders, strict=True)]
         if cheap and all(_at_floor(c, f, safety) for c, f in values):
             values = _unaliased(p, p_prime, fine, alpha, orders, values)
         if cheap and not all(_at_floor(c, f, safety) for c, f in values):  # refine once: h = s/4, s/8
