@@ -619,9 +619,10 @@ def _real(p: Piece) -> st.SearchStrategy[float]:
 def _integer(lo: int, hi: int) -> st.SearchStrategy[int]:
     hi = min(hi, lo + INT_CAP)
     edges = [v for v in (lo, lo + 1, lo + 2, hi) if lo <= v <= hi]
-    top = math.log10(max(hi, 1))
+    bottom, top = math.log10(max(lo, 1)), math.log10(max(hi, 1))  # log-uniform over [lo, hi], not [1, hi]: from
+    # 1, a range such as n in [4096, 14096] rejected 87% of the draws (hypothesis gave up on 43 for every point tried)
     return st.one_of(st.sampled_from(edges), st.integers(lo, min(hi, lo + 20)),
-                     st.floats(0, top).map(lambda e: int(round(10**e))).filter(lambda v: lo <= v <= hi))
+                     st.floats(bottom, top).map(lambda e: int(round(10**e))).filter(lambda v: lo <= v <= hi))
 
 
 def _independent(pieces: tuple[Piece, ...], integer: bool) -> st.SearchStrategy:
