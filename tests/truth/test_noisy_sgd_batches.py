@@ -164,12 +164,12 @@ def test_cyclic_batches_are_one_gaussian_pair(m, epochs, reg, x, xp, eps):
 
 def _quad_delta(weights, means_p, means_q, sd, eps) -> float:
     """max of both orders of int (p - e^eps q)_+ by scipy quad on a fine partition (the mixtures written out)."""
-    log_w = np.log(np.asarray(weights))
     lo = min(min(means_p), min(means_q)) - 30 * sd
     hi = max(max(means_p), max(means_q)) + 30 * sd
+    scale = 1 / (sd * math.sqrt(2 * math.pi))
 
-    def pdf(means, y):
-        return float(np.exp(logsumexp(log_w + norm.logpdf(y, np.asarray(means), sd))))
+    def pdf(means, y):  # a few components in plain floats (numpy per scalar call was 90% of the test's time)
+        return scale * math.fsum(w * math.exp(-0.5 * ((y - m) / sd) ** 2) for w, m in zip(weights, means, strict=True))
     out = []
     for a, b in ((means_p, means_q), (means_q, means_p)):
         cuts = np.linspace(lo, hi, 401)
