@@ -236,7 +236,8 @@ def test_falsifier_finds_every_printed_error_without_a_hand_picked_point(entry, 
     violation on a family whose truth is cheap. (The shuffled mixtures' violations are the same errors: the checker
     finds them on the grid, the falsifier on their fixed-batch forms here.)"""
     t = theorem(entry)
-    outcome = search_outcome(t, t.applications[index], max_examples=400, budget_s=120, seed=0)
+    # the first certified point is the finding (test_falsify covers shrinking; here it was 95% of the time)
+    outcome = search_outcome(t, t.applications[index], max_examples=400, budget_s=120, seed=0, shrink=False)
     assert outcome.counterexample is not None, outcome.summary()
     assert outcome.counterexample.result.certificate.verdict.value == "VIOLATED"
 

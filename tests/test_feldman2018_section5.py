@@ -127,6 +127,7 @@ def test_corollary_31s_printed_sigma_fails_where_the_corrected_one_holds():
 @pytest.mark.parametrize("entry", ["feldman2018.theorem30.per_index", "feldman2018.theorem32"])
 def test_falsifier_finds_the_printed_errors_without_a_hand_picked_point(entry):
     t = theorem(entry)
-    outcome = search_outcome(t, t.applications[0], max_examples=400, budget_s=120, seed=0)
+    # the first certified point is the finding (test_falsify covers shrinking; here it was 95% of the time)
+    outcome = search_outcome(t, t.applications[0], max_examples=400, budget_s=120, seed=0, shrink=False)
     assert outcome.counterexample is not None, outcome.summary()
     assert outcome.counterexample.result.certificate.verdict.value == "VIOLATED"

@@ -65,7 +65,8 @@ CHEAP_VIOLATIONS = [(t.id, i) for t in THEOREMS for i, app in enumerate(t.applic
 @pytest.mark.parametrize(("entry", "index"), CHEAP_VIOLATIONS, ids=[f"{e}-{i}" for e, i in CHEAP_VIOLATIONS])
 def test_falsifier_finds_every_printed_error_without_a_hand_picked_point(entry, index):
     t = theorem(entry)
-    outcome = search_outcome(t, t.applications[index], max_examples=400, budget_s=120, seed=0)
+    # the first certified point is the finding (test_falsify covers shrinking; here it was 95% of the time)
+    outcome = search_outcome(t, t.applications[index], max_examples=400, budget_s=120, seed=0, shrink=False)
     assert outcome.counterexample is not None, outcome.summary()
     assert outcome.counterexample.result.certificate.verdict.value == "VIOLATED"
 
