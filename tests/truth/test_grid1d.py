@@ -249,6 +249,17 @@ def test_an_unresolvable_tilt_fails_on_the_coarse_grid_before_the_finer_laws(mon
     assert len(cells) >= 2 and len(set(cells)) == 1  # the coarse window's laws (widened or not), no finer grid
 
 
+def test_an_unresolvable_tilt_is_named_before_the_finer_grid_hits_the_memory_cap():
+    """Projected, R = 1, s ~ 0.009: the h/2 transfer matrix would need ~1.7 GB (MemoryLimitExceeded at the default
+    cap, as before the coarse value came first), but the coarse grid already shows that alpha = 32 cannot be resolved
+    in float64: that is the error now (more memory would not help; found by a hostile probe)."""
+    g0, g1 = (lambda x: x), (lambda x: x - 1)
+    p = pnsgd_process([g0, g0], eta=0.03, sigma=0.036, R=1.0)
+    q = pnsgd_process([g0, g1], eta=0.03, sigma=0.036, R=1.0)
+    with pytest.raises(ParameterError, match="too large for the float64 grid"):
+        grid_renyi(p, q, 32.0)
+
+
 @pytest.mark.parametrize("R", [None, 1.0])
 @pytest.mark.parametrize("alpha", [1.5, 4, 12])
 def test_both_orders_from_one_pair_of_laws_match_two_separate_grids(R, alpha):
