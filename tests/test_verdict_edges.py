@@ -208,8 +208,10 @@ def test_a_re_check_that_raises_is_uncertified_never_a_pass(monkeypatch):
 _DRAWN = random.Random(21)  # the search runs hypothesis itself, which cannot nest inside @given
 
 
-@pytest.mark.parametrize(("budget", "nap"), [(_DRAWN.uniform(0.5, 1.5), _DRAWN.uniform(0.05, 0.2)) for _ in range(3)])
+@pytest.mark.parametrize(("budget", "nap"), [(_DRAWN.uniform(1.0, 2.0), _DRAWN.uniform(0.05, 0.2)) for _ in range(3)])
 def test_the_search_budget_is_a_wall_clock_cap(budget, nap):
+    """The search stops at its budget, give or take the point in flight. (Budgets from 1 s: at 0.66 s on a loaded
+    2-core CI machine, the strategy's analysis and the first point's start used it all, and no point was checked.)"""
     def slow(a):
         time.sleep(nap)
         N = num()
