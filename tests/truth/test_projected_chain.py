@@ -70,6 +70,27 @@ def test_bad_chains_are_errors():
         mean_bracket(1.0, 0.1, 0.3, 10**6, 0.0, 1000)
 
 
+def test_a_request_over_the_work_cap_is_refused_before_its_steps_are_read():
+    """The cap depends on the counts alone: 10^6 steps were each validated first (5 s) before the refusal."""
+    from collections.abc import Sequence
+
+    from verify.truth.projected_chain import AffineStep, lattice_laws
+
+    class Unread(Sequence):
+        reads = 0
+
+        def __len__(self):
+            return 10**6
+
+        def __getitem__(self, k):
+            Unread.reads += 1
+            return AffineStep(1.0, 0.1, 0.3)
+
+    with pytest.raises(ParameterError, match="work cap"):
+        lattice_laws(1.0, Unread(), 0.0, 1000)
+    assert Unread.reads == 0
+
+
 @pytest.mark.parametrize(("shift", "weighted"), [(0, 0), (1, 1)])
 def test_averaged_iterate_risk_brackets_a_seeded_simulation(shift, weighted):
     """f = (lam/2) w^2 on [-a, a], eta_t = 1/(lam (t + shift)): E f(x_bar) by simulation lies in the Jensen bracket,

@@ -171,16 +171,17 @@ def lattice_laws(a: float, steps: Sequence[AffineStep | SmoothedAbsStep], start:
     """Both rounded chains' laws after each of `steps`, from w_0 = start in [-a, a], on n + 1 lattice points. The
     laws after a prefix of the steps depend on that prefix alone: a kept chain (`_CACHE_BYTES`) with the same a,
     start, n and the longest common prefix supplies those rows (read-only), and only the rest is propagated."""
+    if (n + 1) ** 2 * len(steps) > MAX_WORK:  # first: a refused request costs nothing (10^6 steps took 5 s to check)
+        raise ParameterError(f"{len(steps)} steps on {n + 1} lattice points exceed the work cap; use fewer steps")
+    distinct = {st: k for k, st in reversed(list(enumerate(steps)))}  # each distinct step at its first index
     for name, v in (("a", a), ("start", start)) + tuple(
-            (f"step {k} {f.name}", getattr(st, f.name)) for k, st in enumerate(steps) for f in fields(st)):
+            (f"step {k} {f.name}", getattr(st, f.name)) for st, k in distinct.items() for f in fields(st)):
         if not math.isfinite(v):
             raise ParameterError(f"{name} must be finite, got {v!r}")
     if a <= 0 or not -a <= start <= a:
         raise ParameterError("need a > 0 and -a <= start <= a")
-    if any(st.tau <= 0 or not st.monotone for st in steps):
+    if any(st.tau <= 0 or not st.monotone for st in distinct):
         raise ParameterError("every step needs tau > 0 and a monotone map (c >= 0; pull <= scale sqrt(pi/2))")
-    if (n + 1) ** 2 * len(steps) > MAX_WORK:
-        raise ParameterError(f"{len(steps)} steps on {n + 1} lattice points exceed the work cap; use fewer steps")
     # per distinct step two dense (n + 1)^2 transition matrices and four temporaries of their size; both chains' laws
     require_memory(8.0 * (8 * (n + 1) ** 2 + 2 * len(steps) * (n + 1)), "the lattice chains' transition matrices")
     key = (float(a), float(start), int(n), tuple(steps))
