@@ -109,7 +109,7 @@ def _maximiser(sigma: float, eps: float, p: float) -> float:
     bounded float search between its neighbours; the optimum itself where g <= 0 at every point."""
     from scipy.optimize import minimize_scalar  # scipy.optimize costs ~0.3 s at import: not at start-up
 
-    c = (p - 1) / p
+    c = _power(p)
     centre = 0.5 + eps * sigma * sigma
 
     def minus_log_g(t):

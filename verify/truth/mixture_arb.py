@@ -160,13 +160,11 @@ def _compositions_integral(merged: dict[float, Any], s: float, target: float, al
     stack = [(0, alpha, arb(1), arb(0))]  # (next component, picks left, partial product, partial sum)
     while stack:
         i, left, term, first = stack.pop()
-        if i == k - 1:  # the last component takes the picks left
-            last = first + shifts[i][left]
-            total += term * powers[i][left] * (last * last / two_s2).exp()
-            continue
-        total += term * powers[i][left] * ((first + shifts[i][left]) ** 2 / two_s2).exp()  # component i takes all
-        for n in range(left):  # the later components take the rest
-            stack.append((i + 1, left - n, term * powers[i][n], first + shifts[i][n]))
+        last = first + shifts[i][left]  # component i takes every pick left: a leaf
+        total += term * powers[i][left] * (last**2 / two_s2).exp()
+        if i < k - 1:
+            for n in range(left):  # or n of them, the later components the rest (at least one)
+                stack.append((i + 1, left - n, term * powers[i][n], first + shifts[i][n]))
     return total * math.factorial(alpha)
 
 

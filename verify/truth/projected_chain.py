@@ -173,7 +173,9 @@ def lattice_laws(a: float, steps: Sequence[AffineStep | SmoothedAbsStep], start:
     start, n and the longest common prefix supplies those rows (read-only), and only the rest is propagated."""
     if (n + 1) ** 2 * len(steps) > MAX_WORK:  # first: a refused request costs nothing (10^6 steps took 5 s to check)
         raise ParameterError(f"{len(steps)} steps on {n + 1} lattice points exceed the work cap; use fewer steps")
-    distinct = {st: k for k, st in reversed(list(enumerate(steps)))}  # each distinct step at its first index
+    distinct: dict[AffineStep | SmoothedAbsStep, int] = {}  # each distinct step, at its first index
+    for k, st in enumerate(steps):
+        distinct.setdefault(st, k)
     for name, v in (("a", a), ("start", start)) + tuple(
             (f"step {k} {f.name}", getattr(st, f.name)) for st, k in distinct.items() for f in fields(st)):
         if not math.isfinite(v):
