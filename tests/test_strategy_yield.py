@@ -4,15 +4,18 @@ are drawn constructively, and the edges are still reached."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import sympy as sp
 from hypothesis import HealthCheck, Phase, given, seed, settings
+from hypothesis import strategies as st
 
 from verify.catalog import CATALOG
 from verify.model import Application, Theorem
 from verify.symbols import j0, m, steps
 from verify.testing.falsify import search_outcome, user_theorem
-from verify.testing.strategies import admissible, plans, point_strategy
+from verify.testing.strategies import Piece, _integer_ends, admissible, plans, point_strategy
 
 APPLICATIONS = [(t.id, a.family) for t in CATALOG.values() for a in t.applications]
 MULTIPLES = ("noisy_sgd_shuffled_linear", "noisy_sgd_shuffled_once_linear", "noisy_sgd_cyclic_linear")
@@ -114,3 +117,22 @@ def test_a_search_on_a_multiple_family_excludes_nothing():
     theorem = user_theorem("-1", "noisy_sgd_cyclic_linear", "lower")
     outcome = search_outcome(theorem, theorem.applications[0], max_examples=40, seed=0)
     assert outcome.tried >= 35 and outcome.excluded == {} and outcome.checked >= 0.7 * outcome.tried
+
+
+@given(st.integers(0, 10**12), st.sampled_from([math.inf, 2.0**60]))
+@settings(max_examples=200, deadline=None)
+def test_an_integer_range_is_drawn_over_its_own_scale(lo, hi):
+    """From lo, integers are drawn up to lo + 10^4 or, where that is wider, three decades above lo (a range starting
+    at n = 4096 once reached only 14096, where almost no point of its family was admissible)."""
+    top = min(hi, lo + max(10**4, 999 * lo))
+    assert _integer_ends(Piece(float(lo), hi)) == (lo, int(top))
+
+
+def test_a_family_starting_at_4096_records_is_searched_beyond_14096():
+    """skip_pnsgd_contracting (n >= 2^12) under Corollary 31's corrected sigma needs n of ~10^5 or more: the draws
+    reach there, and every one of them is admissible."""
+    theorem = CATALOG["feldman2018.corollary31.corrected"]
+    app = theorem.application("skip_pnsgd_contracting")
+    drawn = _draws(theorem, app, 100)
+    assert _admissible_share(theorem, app, drawn) == 1.0
+    assert max(p["n"] for p in drawn) >= 10**5

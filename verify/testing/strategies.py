@@ -34,7 +34,14 @@ from hypothesis import strategies as st
 from verify.families import family as get_family
 from verify.model import Application, FromFamily, Theorem, condition_holds, evaluate
 
-INT_CAP = 10_000  # largest integer drawn for an unbounded integer parameter (K, n)
+INT_CAP = 10_000  # an integer parameter (K, n) is drawn from [lo, lo + INT_CAP] of its range ...
+INT_DECADES = 3  # ... or, where its range starts higher, from [lo, lo * 10^INT_DECADES]: a family whose instances
+# start at n = 4096 is searched over its own scales, not over 4096..14096 (too few records for most of its points)
+
+
+def _int_top(lo: float) -> float:
+    """The largest integer drawn for an integer range starting at `lo` (see INT_CAP)."""
+    return lo + max(INT_CAP, (10**INT_DECADES - 1) * lo)
 _MAX_BRANCHES = 8  # plans one strategy may mix: one per choice of a branch of each Or in the conditions
 _FAR = 1e12  # stands in for an infinite end of a parameter not drawn yet, when a limit is relaxed over its range
 
@@ -559,13 +566,13 @@ def _meet(a: Piece, b: Piece) -> Piece:
 
 
 def _integer_ends(p: Piece, step: int = 1) -> tuple[int, int] | None:
-    """The least and greatest multiple of `step` in the piece (at most INT_CAP steps apart); None if it holds none."""
+    """The least and greatest multiple of `step` in the piece (at most `_int_top` apart); None if it holds none."""
     if not p.lo <= p.hi or p.lo == math.inf or p.hi == -math.inf:
         return None
     lo, hi = p.lo / step, p.hi / step
     lo_i = lo + 1 if p.lo_strict and lo.is_integer() else math.ceil(max(lo, -INT_CAP))
-    hi_i = hi - 1 if p.hi_strict and hi.is_integer() else math.floor(min(hi, lo_i + INT_CAP))
-    lo_i, hi_i = int(lo_i), int(min(hi_i, lo_i + INT_CAP))
+    hi_i = hi - 1 if p.hi_strict and hi.is_integer() else math.floor(min(hi, _int_top(lo_i)))
+    lo_i, hi_i = int(lo_i), int(min(hi_i, _int_top(lo_i)))
     return None if lo_i > hi_i else (lo_i, hi_i)
 
 
@@ -617,7 +624,7 @@ def _real(p: Piece) -> st.SearchStrategy[float]:
 
 
 def _integer(lo: int, hi: int) -> st.SearchStrategy[int]:
-    hi = min(hi, lo + INT_CAP)
+    hi = int(min(hi, _int_top(lo)))
     edges = [v for v in (lo, lo + 1, lo + 2, hi) if lo <= v <= hi]
     bottom, top = math.log10(max(lo, 1)), math.log10(max(hi, 1))  # log-uniform over [lo, hi], not [1, hi]: from
     # 1, a range such as n in [4096, 14096] rejected 87% of the draws (hypothesis gave up on 43 for every point tried)
