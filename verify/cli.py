@@ -237,7 +237,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     bar = ProgressBar(enabled=not args.quiet and sys.stderr.isatty())
     try:
         outcome = run(args.only, lambda t, i, total: bar("checks", t.id, i, total), seed=args.seed,
-                      falsify=args.falsify, workers=args.workers, executor=args.executor, scheduler=args.scheduler)
+                      falsify=args.falsify, workers=args.workers, executor=args.executor, scheduler=args.scheduler,
+                      cache=args.cache)
     finally:
         bar.close()
     print(f"{'theorem':<44} {'family':<20} {'verdict':<15} {'expected':<12} {'points':>6} {'skip':>5} "
@@ -276,7 +277,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     try:
         report = build_report(args.only, args.out, seed=args.seed, backend=args.backend, progress=bar,
                               workers=args.workers, falsify=args.falsify, executor=args.executor,
-                              scheduler=args.scheduler, single_file=args.single_file)
+                              scheduler=args.scheduler, single_file=args.single_file, cache=args.cache)
     finally:
         bar.close()
         if main_thread:
@@ -289,6 +290,12 @@ def cmd_report(args: argparse.Namespace) -> int:
           f"{len(bad)} unexpected ({len(outcome.errors)} with errors)\nwrote {report.path}/index.html, report.md, "
           f"results.json" + (", report.html (one self-contained file)" if args.single_file else ""))
     return 1 if bad else 0
+
+
+def _cache_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--cache", metavar="DIR", type=_usable_path,
+                   help="keep the computed truths in DIR and reuse them in later runs (keyed by verify's source, its "
+                        "numerical dependencies and the backend: never stale; certificates are always recomputed)")
 
 
 def _executor_options(p: argparse.ArgumentParser) -> None:
@@ -450,6 +457,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                    "the results do not depend on it)")
     _falsify_option(p)
     _executor_options(p)
+    _cache_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(fn=cmd_run)
 
@@ -466,6 +474,7 @@ def build_parser() -> argparse.ArgumentParser:
     _executor_options(p)
     p.add_argument("--single-file", action="store_true", help="also write report.html: the whole report in one "
                    "self-contained file (styles, fonts and plots inlined) to send or archive")
+    _cache_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(fn=cmd_report)
 

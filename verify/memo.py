@@ -4,7 +4,8 @@ A truth is a deterministic function of (family, quantity, validated parameters):
 as a parameter. Inside `shared_truths()` each is computed once, however many catalog entries, companions,
 bindings and falsifier examples ask for it (many entries share a family and its grid points). Failures are not
 memoised: a point that raised is recomputed (and raises again) where it is asked for. A family that is not built in
-computes its truths in a worker process that the deadline stops (verify.isolation).
+computes its truths in a worker process that the deadline stops (verify.isolation). With an on-disk cache in use
+(verify.truth_cache), a truth not in the memo is looked up there first, and what was computed is added to it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TypeVar
 
-from verify import isolation
+from verify import isolation, truth_cache
 from verify.model import Family, Quantity
 from verify.results import Truth
 
@@ -35,6 +36,7 @@ def shared_truths() -> Iterator[dict]:
         yield _MEMO.get()
     finally:
         _MEMO.reset(token)
+        truth_cache.flush()  # what this block computed joins the on-disk cache, where one is in use
 
 
 def truth_of(family: Family, quantity: Quantity, params: Mapping[str, float]) -> Truth:
@@ -45,7 +47,11 @@ def truth_of(family: Family, quantity: Quantity, params: Mapping[str, float]) ->
     key = (family.name, quantity, tuple(sorted(params.items())))
     truth = memo.get(key)
     if truth is None:
-        truth = memo[key] = isolation.truth(family, quantity, params)
+        truth = truth_cache.lookup(family, quantity, params, key)
+        if truth is None:
+            truth = isolation.truth(family, quantity, params)
+            truth_cache.store(family, quantity, key, truth)
+        memo[key] = truth
     return truth
 
 

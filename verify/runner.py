@@ -29,6 +29,7 @@ from verify.memo import shared_truths
 from verify.model import Application, Theorem
 from verify.results import Verdict
 from verify.testing.falsify import search_outcome
+from verify.truth_cache import disk_truths
 
 FALSIFY_EXAMPLES = 100  # falsifier points per application in `verify run` / `verify report` (0: grid only)
 FALSIFY_BUDGET_S = 120.0  # wall-clock cap per application; generous so that the point count decides (reproducible)
@@ -168,7 +169,8 @@ def use_backend(name: str):
 
 def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], None] | None = None, *,
         seed: int = 0, backend: str | None = None, workers: int | None = 1,
-        falsify: int = FALSIFY_EXAMPLES, executor: str = "local", scheduler: str | None = None) -> RunResult:
+        falsify: int = FALSIFY_EXAMPLES, executor: str = "local", scheduler: str | None = None,
+        cache: Path | str | None = None) -> RunResult:
     """Check the selected entries (all by default) over their default grids.
 
     `backend` is the array backend of the numerical kernels during the run (None: $VERIFY_BACKEND, else numpy);
@@ -178,7 +180,8 @@ def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], N
     `executor="dask"` sends them to a Dask LocalCluster of `workers` processes, or to the scheduler at `scheduler`
     (verify.executors), with the same result again.
     `progress(theorem, i, total)` is called before each entry (one worker) or as entries finish.
-    Each truth is computed once per process (verify.memo): entries on one family share a worker.
+    Each truth is computed once per process (verify.memo): entries on one family share a worker. `cache`: a folder
+    of truths kept across runs (verify.truth_cache; the local executor only), with the same result as without.
     """
     started = _utc_now()
     start = time.perf_counter()
@@ -186,7 +189,9 @@ def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], N
     jobs = [(t, i) for t in theorems for i in range(len(t.applications))]
     backend = str(backend or os.environ.get(ENV_VAR) or "numpy")
     check_executor(executor, scheduler)
-    with use_backend(backend):
+    if cache is not None and executor == "dask":
+        raise ParameterError("--cache keeps truths on this machine's disk: use it with the local executor")
+    with use_backend(backend), disk_truths(cache, backend):
         groups = family_groups(jobs, falsify)
         if executor == "dask":
             with dask_executor(scheduler, workers) as pool:

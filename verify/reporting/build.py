@@ -29,6 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
 
+from verify.backend import ENV_VAR
 from verify.errors import ParameterError
 from verify.executors import fork_executor
 from verify.memo import shared_truths
@@ -41,6 +42,7 @@ from verify.reporting.results_json import SCHEMA_VERSION, json_safe, results_doc
 from verify.reporting.sweeps import base_point, sweep, swept_parameters, typical_parameters, typical_point
 from verify.reporting.view import QUANTITY_LABEL, TYPICAL, anchors, build_view
 from verify.runner import FALSIFY_EXAMPLES, RunResult, check_writable, is_results_file, run, use_backend
+from verify.truth_cache import disk_truths
 
 Progress = Callable[[str, str, int, int], None]  # (phase, label, done, total)
 DEFAULT_ROOT = Path("reports")
@@ -595,13 +597,14 @@ def _our_note(note: Path, root: Path) -> bool:
 def build_report(selectors: Sequence[str] = (), out: Path | str | None = None, *, root: Path | str = DEFAULT_ROOT,
                  seed: int = 0, backend: str | None = None, progress: Progress | None = None,
                  workers: int | None = None, falsify: int = FALSIFY_EXAMPLES, executor: str = "local",
-                 scheduler: str | None = None, single_file: bool = False) -> Report:
+                 scheduler: str | None = None, single_file: bool = False, cache: Path | str | None = None) -> Report:
     """Run the checks and write their report.
 
     Without `out` the report goes to `root/<run-id>/` and `root/latest` is pointed at it once it is complete;
     with `out` it goes there and `latest` is left alone. `workers` (default: up to 4, one per CPU) forked
     processes check the entries and draw the figures; `executor="dask"` checks them on a Dask cluster instead
-    (verify.executors), the figures are still drawn here.
+    (verify.executors), the figures are still drawn here. `cache`: a folder of truths kept across runs, used by the
+    checks and the figures (verify.truth_cache).
     """
     root = Path(root)
     if out is not None:
@@ -619,10 +622,13 @@ def build_report(selectors: Sequence[str] = (), out: Path | str | None = None, *
         dest_dir, expect = reserved, None
     report = progress or (lambda *_: None)
     try:
-        outcome = run(selectors, lambda t, i, n: report("checks", t.id, i, n), seed=seed, backend=backend,
-                      workers=workers, falsify=falsify, executor=executor, scheduler=scheduler)
-        path = write_report(outcome, dest_dir, run_id=run_id, progress=progress, workers=workers, expect=expect,
-                            single_file=single_file)
+        if cache is not None and executor == "dask":
+            raise ParameterError("--cache keeps truths on this machine's disk: use it with the local executor")
+        with disk_truths(cache, str(backend or os.environ.get(ENV_VAR) or "numpy")):
+            outcome = run(selectors, lambda t, i, n: report("checks", t.id, i, n), seed=seed, backend=backend,
+                          workers=workers, falsify=falsify, executor=executor, scheduler=scheduler)
+            path = write_report(outcome, dest_dir, run_id=run_id, progress=progress, workers=workers,
+                                expect=expect, single_file=single_file)
     except BaseException:
         if reserved is not None:
             for empty in (reserved, root) if made_root else (reserved,):

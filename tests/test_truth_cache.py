@@ -1,0 +1,121 @@
+"""The on-disk truth cache (`--cache DIR`, verify.truth_cache): a run that reads it gives the results of a run without
+it (certificates recomputed, not read), computes none of the truths it holds, never touches a file it did not write,
+and starts afresh when verify's source, its dependencies or the backend change."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import untimed
+
+from verify import isolation, truth_cache
+from verify.errors import ParameterError
+from verify.runner import run
+from verify.truth_cache import MARKER, check_cache_dir, disk_truths
+
+# exact with certified violations; a PLD bracket with finer levels (refine); a Monte-Carlo estimate (seeded)
+ENTRIES = ["feldman2018.lemma21.expansive", "thudi2024.appendix_b.mnist_noise", "wang2021.noisysgd_tcdp"]
+
+
+def _dicts(selectors: list[str], **kwargs) -> list[dict]:
+    """Each result with every point (truth, bound, verdict, certificate), without the clock fields."""
+    return [untimed({**r.to_dict(), "points": [p.to_dict() for p in r.points]})
+            for r in run(selectors, falsify=10, **kwargs).results]
+
+
+def _shards(folder: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in folder.rglob("*.jsonl")}
+
+
+@pytest.fixture(scope="module")
+def plain() -> list[dict]:
+    return _dicts(ENTRIES)
+
+
+def test_a_cached_run_gives_the_results_of_a_plain_one(tmp_path, plain, monkeypatch):
+    cold = _dicts(ENTRIES, cache=tmp_path)
+    written = _shards(tmp_path)
+    assert cold == plain and written
+    computed = []
+    original = isolation.truth
+    monkeypatch.setattr(isolation, "truth", lambda *a: computed.append(a) or original(*a))
+    warm = _dicts(ENTRIES, cache=tmp_path)
+    assert warm == plain
+    assert computed == []  # every truth came from the cache (certificates recompute theirs beside it)
+    assert any(p.get("certificate") for r in warm for p in r["points"])  # and some points were certified
+    assert _shards(tmp_path) == written  # nothing new to add, nothing rewritten
+
+
+def test_forked_workers_add_to_the_cache_and_a_new_backend_starts_afresh(tmp_path):
+    run(ENTRIES[:1], falsify=0, workers=2, cache=tmp_path)
+    generations = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert len(generations) == 1 and list(generations[0].glob("*.jsonl"))
+    before = _shards(tmp_path)
+    with disk_truths(tmp_path, "array_api_strict") as other:
+        assert other.folder != generations[0] and other.known == {}
+    assert _shards(tmp_path) == before
+
+
+def test_unreadable_lines_are_skipped(tmp_path, plain):
+    _dicts(ENTRIES[:1], cache=tmp_path)
+    shard = next(tmp_path.rglob("*.jsonl"))
+    lines = shard.read_text().splitlines()
+    broken = tmp_path / shard.parent.name / "zz-broken.jsonl"
+    record = json.loads(lines[0])
+    record["t"][1] = record["t"][0] + 1  # lower above the value: not a truth
+    broken.write_text("\n".join([lines[0][:40], "not json", json.dumps({"k": 1}), json.dumps(record)]) + "\n")
+    with disk_truths(tmp_path, "numpy") as cache:
+        assert cache.unreadable == 4
+    assert _dicts(ENTRIES[:1], cache=tmp_path) == plain[:1]
+
+
+def test_a_folder_that_is_not_a_cache_is_refused_and_left_alone(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(ParameterError, match="not a verify truth cache"):
+        check_cache_dir(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+    with pytest.raises(ParameterError, match="not a folder"):
+        check_cache_dir(tmp_path / "notes.txt")
+    fresh = check_cache_dir(tmp_path / "new" / "cache")
+    assert (fresh / MARKER).is_file()
+
+
+def test_each_flush_writes_a_new_file(tmp_path):
+    with disk_truths(tmp_path, "numpy") as cache:
+        for i in range(3):
+            cache.fresh[("f", "q", (("x", float(i)),))] = [1.0, 1.0, 1.0, "exact", "d", None, None, False, False]
+            cache.flush()
+    names = [p.name for p in tmp_path.rglob("*.jsonl")]
+    assert len(names) == len(set(names)) == 3
+    assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
+
+
+def test_a_family_that_is_not_built_in_is_not_cached(tmp_path):
+    from verify.families import FAMILIES
+
+    copy = __import__("dataclasses").replace(FAMILIES["gaussian_triple"])
+    with disk_truths(tmp_path, "numpy"):
+        truth_cache.store(copy, next(iter(copy.truths)), ("gaussian_triple", None, (("s", 1.0),)), _any_truth())
+        assert truth_cache._ACTIVE.fresh == {}
+
+
+def _any_truth():
+    from verify.results import Truth
+    return Truth.exact(1.0, "one")
+
+
+def test_the_cli_takes_a_cache_and_refuses_it_with_dask(tmp_path):
+    cmd = [sys.executable, "-m", "verify.cli", "run", "--only", ENTRIES[0], "--falsify", "0", "--quiet"]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    done = subprocess.run([*cmd, "--cache", str(tmp_path / "c")], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert list((tmp_path / "c").rglob("*.jsonl"))
+    refused = subprocess.run([*cmd, "--cache", str(tmp_path / "c"), "--executor", "dask"], capture_output=True,
+                             text=True, env=env)
+    assert refused.returncode == 2 and "local executor" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
