@@ -4,6 +4,7 @@ and starts afresh when verify's source, its dependencies or the backend change."
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -15,6 +16,7 @@ from conftest import untimed
 
 from verify import isolation, truth_cache
 from verify.errors import ParameterError
+from verify.results import Truth
 from verify.runner import run
 from verify.truth_cache import MARKER, check_cache_dir, disk_truths
 
@@ -95,18 +97,18 @@ def test_each_flush_writes_a_new_file(tmp_path):
     assert not [p for p in tmp_path.rglob("*") if p.name.endswith(".tmp")]
 
 
-def test_a_family_that_is_not_built_in_is_not_cached(tmp_path):
-    from verify.families import FAMILIES
+def test_a_family_that_is_not_built_in_is_not_cached(tmp_path, monkeypatch):
+    """Neither a registered plugin family (its code is not part of the cache's key) nor a copy of a built-in one."""
+    from verify.families import FAMILIES, register
 
-    copy = __import__("dataclasses").replace(FAMILIES["gaussian_triple"])
-    with disk_truths(tmp_path, "numpy"):
-        truth_cache.store(copy, next(iter(copy.truths)), ("gaussian_triple", None, (("s", 1.0),)), _any_truth())
-        assert truth_cache._ACTIVE.fresh == {}
-
-
-def _any_truth():
-    from verify.results import Truth
-    return Truth.exact(1.0, "one")
+    copy = dataclasses.replace(FAMILIES["gaussian_triple"])
+    plugin = dataclasses.replace(FAMILIES["gaussian_triple"], name="my_plugin_triple")
+    monkeypatch.setitem(FAMILIES, "my_plugin_triple", plugin)
+    register(plugin)
+    with disk_truths(tmp_path, "numpy") as cache:
+        for fam in (copy, plugin, FAMILIES["gaussian_triple"]):
+            truth_cache.store(fam, next(iter(fam.truths)), (fam.name, None, (("s", 1.0),)), Truth.exact(1.0, "one"))
+        assert [k[0] for k in cache.fresh] == ["gaussian_triple"]  # the built-in family itself, only
 
 
 def test_the_cli_takes_a_cache_and_refuses_it_with_dask(tmp_path):

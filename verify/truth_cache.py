@@ -175,8 +175,9 @@ def disk_truths(folder: Path | str | None, backend: str) -> Iterator[TruthCache 
 
 
 def _cached(family: Family) -> bool:
-    from verify.families import FAMILIES
-    return FAMILIES.get(family.name) is family  # a built-in family itself, not a copy with other code
+    """A built-in family itself: not a plugin's (registered beside them), nor a copy with other code."""
+    from verify.families import BUILT_IN, FAMILIES
+    return family.name in BUILT_IN and FAMILIES.get(family.name) is family
 
 
 def lookup(family: Family, quantity: Quantity, params: Mapping[str, float], key: tuple) -> Truth | None:
