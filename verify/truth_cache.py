@@ -14,6 +14,8 @@ cached: their code is not part of the generation.
 The folder holds a marker file and one sub-folder per generation; each process writes what it computed as a new file
 (a unique name, written aside and renamed into place), so concurrent runs never replace each other's files, and
 verify never deletes or rewrites a file there. A line that cannot be read is skipped. Delete the folder to clear it.
+The folder is trusted as verify's own files are: a float edited there by hand is what the float filter sees (it can
+turn a point's HOLDS wrong), while a VIOLATED is always certified from a recomputed truth.
 """
 
 from __future__ import annotations
