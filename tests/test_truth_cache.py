@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -70,10 +71,26 @@ def test_unreadable_lines_are_skipped(tmp_path, plain):
     broken = tmp_path / shard.parent.name / "zz-broken.jsonl"
     record = json.loads(lines[0])
     record["t"][1] = record["t"][0] + 1  # lower above the value: not a truth
-    broken.write_text("\n".join([lines[0][:40], "not json", json.dumps({"k": 1}), json.dumps(record)]) + "\n")
+    huge, surrogate = json.loads(lines[0]), json.loads(lines[0])
+    huge["t"][0] = 10**400  # a JSON integer beyond the floats
+    surrogate["t"][4] = "\ud800"  # a lone surrogate: no UTF-8 for results.json
+    bad = [lines[0][:40], "not json", json.dumps({"k": 1}), json.dumps(record), json.dumps(huge),
+           json.dumps(surrogate), "[" * 100_000 + "]" * 100_000]
+    broken.write_text("\n".join(bad) + "\n")
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(tmp_path / shard.parent.name / "zz-fifo.jsonl")  # would block a reader for ever
     with disk_truths(tmp_path, "numpy") as cache:
-        assert cache.unreadable == 4
+        assert cache.unreadable == len(bad) + hasattr(os, "mkfifo")
     assert _dicts(ENTRIES[:1], cache=tmp_path) == plain[:1]
+
+
+def test_the_caps_are_part_of_the_key(monkeypatch):
+    """A truth had under a larger memory cap or a longer deadline may fail under this run's: another generation."""
+    base = truth_cache.generation("numpy")
+    monkeypatch.setenv("VERIFY_MEMORY_CAP", "200000")
+    smaller = truth_cache.generation("numpy")
+    monkeypatch.setenv("VERIFY_TRUTH_DEADLINE", "0.5")
+    assert len({base, smaller, truth_cache.generation("numpy")}) == 3
 
 
 def test_a_folder_that_is_not_a_cache_is_refused_and_left_alone(tmp_path):
@@ -121,3 +138,14 @@ def test_the_cli_takes_a_cache_and_refuses_it_with_dask(tmp_path):
                              text=True, env=env)
     assert refused.returncode == 2 and "local executor" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
+
+
+def test_a_cache_that_cannot_be_added_to_says_so_once_and_the_run_goes_on(tmp_path):
+    cache = truth_cache.TruthCache(tmp_path / "gone")  # as a folder removed or made read-only during the run
+    cache.fresh[("f", "q", ())] = [1.0, 1.0, 1.0, "exact", "d", None, None, False, False]
+    with pytest.warns(RuntimeWarning, match="cannot add to it"):
+        cache.flush()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cache.flush()  # said once
+    assert cache.fresh and not list(tmp_path.rglob("*"))

@@ -26,6 +26,7 @@ import json
 import math
 import os
 import sys
+import warnings
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -42,6 +43,7 @@ MARKER = "VERIFY_TRUTH_CACHE"
 _MARKER_TEXT = ("A verify truth cache (verify run/report --cache). verify adds files here and never deletes or\n"
                 "rewrites one; delete this folder to clear the cache.\n")
 _DEPENDENCIES = ("numpy", "scipy", "mpmath", "python-flint", "sympy")
+MAX_SHARD_BYTES = 1 << 30  # a file larger than this is not one verify wrote: skipped
 
 Key = tuple[str, str, tuple[tuple[str, float], ...]]
 
@@ -62,7 +64,11 @@ def generation(backend: str) -> str:
         except metadata.PackageNotFoundError:
             versions.append(f"{name}=absent")
     from verify import __version__
-    facts = [f"verify={__version__}", f"python={sys.version}", platform.machine(), f"backend={backend}", *versions]
+    from verify.limits import memory_cap, truth_deadline
+    # the caps decide which truths can be had at all: a truth computed under a larger one is not this run's
+    caps = [f"memory_cap={memory_cap()}", f"truth_deadline={truth_deadline()!r}"]
+    facts = [f"verify={__version__}", f"python={sys.version}", platform.machine(), f"backend={backend}", *versions,
+             *caps]
     digest.update("\n".join(facts).encode())
     return digest.hexdigest()[:20]
 
@@ -74,11 +80,15 @@ class TruthCache:
     folder: Path  # the generation's sub-folder
     known: dict[Key, tuple[Truth, bool, bool]] = field(default_factory=dict)  # truth, enclosable, refinable
     fresh: dict[Key, list] = field(default_factory=dict)  # computed in this process, not yet written
-    unreadable: int = 0  # lines skipped
+    unreadable: int = 0  # lines (and files) skipped
+    unwritable: bool = False  # a flush failed (said once)
 
     def load(self) -> None:
         for path in sorted(self.folder.glob("*.jsonl")):
-            try:
+            try:  # regular files only (a FIFO would block, a device never end), of a size a shard can have
+                if not path.is_file() or path.stat().st_size > MAX_SHARD_BYTES:
+                    self.unreadable += 1
+                    continue
                 lines = path.read_text(encoding="utf-8").splitlines()
             except (OSError, UnicodeDecodeError):
                 self.unreadable += 1
@@ -103,7 +113,11 @@ class TruthCache:
         try:
             aside.write_text(text, encoding="utf-8")
             os.replace(aside, self.folder / name)  # a fresh name: nothing there to replace
-        except OSError:  # a full or read-only disk loses the cache's additions, never the run
+        except OSError as err:  # a full or read-only disk loses the cache's additions, never the run
+            if not self.unwritable:
+                warnings.warn(f"--cache {self.folder}: cannot add to it ({err.strerror or err}); this run's truths "
+                              "are not kept", RuntimeWarning, stacklevel=2)
+            self.unwritable = True
             return
         self.fresh.clear()
 
@@ -120,8 +134,9 @@ def _parse(line: str) -> tuple[Key, tuple[Truth, bool, bool]] | None:
         key = (str(family), str(quantity), tuple((str(n), float(v)) for n, v in params))
         truth = Truth(float(value), float(lower), float(upper), Method(method), str(detail),
                       None if confidence is None else float(confidence), None if ess is None else float(ess))
-    except (ValueError, TypeError, KeyError):
-        return None
+        "".join(key[:2] + tuple(n for n, _ in key[2]) + (truth.detail,)).encode("utf-8")  # no lone surrogates
+    except (ValueError, TypeError, KeyError, OverflowError, RecursionError, UnicodeError):
+        return None  # json's and float's errors (a literal beyond the floats, nesting past the stack), and ours
     if not (isinstance(enclosable, bool) and isinstance(refinable, bool)):
         return None
     return key, (truth, enclosable, refinable)
