@@ -1,7 +1,7 @@
 """The whole catalog as a user runs it (`verify run`, `verify report`): wall time, the peak memory of the whole
 process tree, and the size of what it writes. Targets (issue 22, 2-core machine): `verify report` (README's main
 command, figures included) <= 60 s, `verify run --falsify 0` <= 20 s; peak memory < 2 GB, results.json < 5 MB,
-report folder < 10 MB.
+report folder < 10 MB. `verify report --cache DIR` is also measured cold then warm, on the current tree only.
 
 Side by side with a reference: set VERIFY_BENCH_REFERENCE to the source tree of an earlier verify (e.g.
 `git worktree add /tmp/ref <commit>`) and each command also runs from that tree (PYTHONPATH, same interpreter and
@@ -62,3 +62,21 @@ def test_whole_catalog_report(benchmark, tmp_path, tree):
     print(f"\n{tree}, report: {m.seconds:.1f} s, peak {m.peak_total_mb:.0f} MB, folder {size:.2f} MB")
     if tree == "current":
         assert m.seconds <= 60 and size < 10
+
+
+def test_whole_catalog_report_with_a_truth_cache(benchmark, tmp_path):
+    """`verify report --cache DIR` twice (current tree only): the first run fills the cache, the second reads it. The
+    targets above are measured cold; this records what a user who iterates gets (certificates are recomputed)."""
+    pytest.importorskip("matplotlib")
+    cache = tmp_path / "cache"
+
+    def cold_then_warm():
+        return [measure([*VERIFY, "report", "--quiet", "--out", str(tmp_path / name), "--cache", str(cache)],
+                        cwd=tmp_path) for name in ("cold", "warm")]
+
+    cold, warm = benchmark.pedantic(cold_then_warm, rounds=1, iterations=1)
+    assert cold.returncode == warm.returncode == 0, (cold.stdout + warm.stdout)[-2000:]
+    benchmark.extra_info.update({"cold_seconds": cold.seconds, "warm_seconds": warm.seconds,
+                                 "cache_mb": _folder_mb(cache)})
+    print(f"\nreport with --cache: cold {cold.seconds:.1f} s, warm {warm.seconds:.1f} s, "
+          f"cache {_folder_mb(cache):.1f} MB")
