@@ -20,6 +20,7 @@ turn a point's HOLDS wrong), while a VIOLATED is always certified from a recompu
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -114,6 +115,8 @@ class TruthCache:
             aside.write_text(text, encoding="utf-8")
             os.replace(aside, self.folder / name)  # a fresh name: nothing there to replace
         except OSError as err:  # a full or read-only disk loses the cache's additions, never the run
+            with contextlib.suppress(OSError):
+                aside.unlink(missing_ok=True)  # ours, half written
             if not self.unwritable:
                 warnings.warn(f"--cache {self.folder}: cannot add to it ({err.strerror or err}); this run's truths "
                               "are not kept", RuntimeWarning, stacklevel=2)
