@@ -21,6 +21,11 @@ BACKENDS = ("numpy", "cupy", "array_api_strict")
 ENV_VAR = "VERIFY_BACKEND"
 
 
+def backend_name(name: str | None = None) -> str:
+    """The backend a run uses: `name`, else $VERIFY_BACKEND, else numpy."""
+    return str(name or os.environ.get(ENV_VAR) or "numpy")
+
+
 def get_namespace(name: str | None = None) -> ModuleType:
     """Array namespace for backend `name` (None: env VERIFY_BACKEND, else numpy)."""
     name = name if name is not None else os.environ.get(ENV_VAR, "numpy")

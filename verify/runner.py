@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from verify.backend import ENV_VAR, get_namespace
+from verify.backend import ENV_VAR, backend_name, get_namespace
 from verify.catalog import companions, select
 from verify.catalog import theorem as catalog_theorem
 from verify.checker import ApplicationResult, SearchSummary, aggregate, check_application
@@ -29,7 +29,7 @@ from verify.memo import shared_truths
 from verify.model import Application, Theorem
 from verify.results import Verdict
 from verify.testing.falsify import search_outcome
-from verify.truth_cache import disk_truths
+from verify.truth_cache import check_cache_executor, disk_truths
 
 FALSIFY_EXAMPLES = 100  # falsifier points per application in `verify run` / `verify report` (0: grid only)
 FALSIFY_BUDGET_S = 120.0  # wall-clock cap per application; generous so that the point count decides (reproducible)
@@ -187,10 +187,9 @@ def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], N
     start = time.perf_counter()
     theorems = select(list(selectors))
     jobs = [(t, i) for t in theorems for i in range(len(t.applications))]
-    backend = str(backend or os.environ.get(ENV_VAR) or "numpy")
+    backend = backend_name(backend)
     check_executor(executor, scheduler)
-    if cache is not None and executor == "dask":
-        raise ParameterError("--cache keeps truths on this machine's disk: use it with the local executor")
+    check_cache_executor(cache, executor)
     with use_backend(backend), disk_truths(cache, backend):
         groups = family_groups(jobs, falsify)
         if executor == "dask":

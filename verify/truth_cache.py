@@ -170,6 +170,12 @@ def check_cache_dir(folder: Path | str) -> Path:
     return folder
 
 
+def check_cache_executor(cache: Path | str | None, executor: str) -> None:
+    """The cache lives on this machine's disk: a ParameterError for a run sent to Dask with one."""
+    if cache is not None and executor == "dask":
+        raise ParameterError("--cache keeps truths on this machine's disk: use it with the local executor")
+
+
 @contextmanager
 def disk_truths(folder: Path | str | None, backend: str) -> Iterator[TruthCache | None]:
     """Use the cache in `folder` (None: none) for the block: truths are read from it and what is computed is added

@@ -29,7 +29,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import NamedTuple
 
-from verify.backend import ENV_VAR
+from verify.backend import backend_name
 from verify.errors import ParameterError
 from verify.executors import fork_executor
 from verify.memo import shared_truths
@@ -42,7 +42,7 @@ from verify.reporting.results_json import SCHEMA_VERSION, json_safe, results_doc
 from verify.reporting.sweeps import base_point, sweep, swept_parameters, typical_parameters, typical_point
 from verify.reporting.view import QUANTITY_LABEL, TYPICAL, anchors, build_view
 from verify.runner import FALSIFY_EXAMPLES, RunResult, check_writable, is_results_file, run, use_backend
-from verify.truth_cache import disk_truths
+from verify.truth_cache import check_cache_executor, disk_truths
 
 Progress = Callable[[str, str, int, int], None]  # (phase, label, done, total)
 DEFAULT_ROOT = Path("reports")
@@ -622,9 +622,8 @@ def build_report(selectors: Sequence[str] = (), out: Path | str | None = None, *
         dest_dir, expect = reserved, None
     report = progress or (lambda *_: None)
     try:
-        if cache is not None and executor == "dask":
-            raise ParameterError("--cache keeps truths on this machine's disk: use it with the local executor")
-        with disk_truths(cache, str(backend or os.environ.get(ENV_VAR) or "numpy")):
+        check_cache_executor(cache, executor)
+        with disk_truths(cache, backend_name(backend)):
             outcome = run(selectors, lambda t, i, n: report("checks", t.id, i, n), seed=seed, backend=backend,
                           workers=workers, falsify=falsify, executor=executor, scheduler=scheduler)
             path = write_report(outcome, dest_dir, run_id=run_id, progress=progress, workers=workers,
