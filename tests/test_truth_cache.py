@@ -149,3 +149,14 @@ def test_a_cache_that_cannot_be_added_to_says_so_once_and_the_run_goes_on(tmp_pa
         warnings.simplefilter("error")
         cache.flush()  # said once
     assert cache.fresh and not list(tmp_path.rglob("*"))
+
+
+def test_a_cache_inside_the_report_folder_is_refused_before_the_run(tmp_path):
+    """The report's folder holds the report alone (verify/reporting/build.py): a cache there would make the finished
+    report refuse its own destination."""
+    from verify.reporting.build import build_report
+
+    for cache in (tmp_path / "out", tmp_path / "out" / "cache"):
+        with pytest.raises(ParameterError, match="inside --out"):
+            build_report(ENTRIES[:1], tmp_path / "out", cache=cache, falsify=0)
+    assert not (tmp_path / "out").exists()
