@@ -124,7 +124,7 @@ def test_a_family_that_is_not_built_in_is_not_cached(tmp_path, monkeypatch):
     register(plugin)
     with disk_truths(tmp_path, "numpy") as cache:
         for fam in (copy, plugin, FAMILIES["gaussian_triple"]):
-            truth_cache.store(fam, next(iter(fam.truths)), (fam.name, None, (("s", 1.0),)), Truth.exact(1.0, "one"))
+            truth_cache.store(fam, (fam.name, next(iter(fam.truths)), (("s", 1.0),)), Truth.exact(1.0, "one"))
         assert [k[0] for k in cache.fresh] == ["gaussian_triple"]  # the built-in family itself, only
 
 

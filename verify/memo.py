@@ -50,7 +50,7 @@ def truth_of(family: Family, quantity: Quantity, params: Mapping[str, float]) ->
         truth = truth_cache.lookup(family, quantity, params, key)
         if truth is None:
             truth = isolation.truth(family, quantity, params)
-            truth_cache.store(family, quantity, key, truth)
+            truth_cache.store(family, key, truth)
         memo[key] = truth
     return truth
 

@@ -24,7 +24,6 @@ import contextlib
 import dataclasses
 import hashlib
 import json
-import math
 import os
 import sys
 import warnings
@@ -212,7 +211,7 @@ def lookup(family: Family, quantity: Quantity, params: Mapping[str, float], key:
     cache = _ACTIVE
     if cache is None or not _cached(family):
         return None
-    entry = cache.known.get((key[0], quantity.value, key[2]))
+    entry = cache.known.get(key)  # a Quantity equals (and hashes as) its id, as read back from the file
     if entry is None:
         return None
     truth, enclosable, refinable = entry
@@ -239,12 +238,12 @@ def lookup(family: Family, quantity: Quantity, params: Mapping[str, float], key:
     return dataclasses.replace(truth, enclose=enclose if enclosable else None, refine=refine if refinable else None)
 
 
-def store(family: Family, quantity: Quantity, key: tuple, truth: Truth) -> None:
-    """Remember a truth just computed (written at the next `flush`)."""
+def store(family: Family, key: tuple, truth: Truth) -> None:
+    """Remember a truth just computed at the memo's `key` (written at the next `flush`)."""
     cache = _ACTIVE
-    if cache is None or not _cached(family) or not isinstance(truth, Truth) or math.isnan(truth.value):
+    if cache is None or not _cached(family) or not isinstance(truth, Truth):
         return
-    cache.fresh[(key[0], quantity.value, key[2])] = _record(truth)
+    cache.fresh[key] = _record(truth)
 
 
 def flush() -> None:

@@ -594,12 +594,6 @@ def _our_note(note: Path, root: Path) -> bool:
     return bool(RUN_ID.fullmatch(lines[0])) or is_report(root / lines[0])
 
 
-def _within(path: Path, folder: Path) -> bool:
-    """Whether `path` is `folder` or lies under it (both resolved as far as they exist)."""
-    path, folder = path.resolve(), folder.resolve()
-    return path == folder or folder in path.parents
-
-
 def build_report(selectors: Sequence[str] = (), out: Path | str | None = None, *, root: Path | str = DEFAULT_ROOT,
                  seed: int = 0, backend: str | None = None, progress: Progress | None = None,
                  workers: int | None = None, falsify: int = FALSIFY_EXAMPLES, executor: str = "local",
@@ -613,7 +607,7 @@ def build_report(selectors: Sequence[str] = (), out: Path | str | None = None, *
     checks and the figures (verify.truth_cache).
     """
     root = Path(root)
-    if cache is not None and out is not None and _within(Path(cache), Path(out)):
+    if cache is not None and out is not None and Path(cache).resolve().is_relative_to(Path(out).resolve()):
         raise ParameterError(f"--cache {cache} is inside --out {out}: the report's folder must hold the report alone; "
                              "keep the cache beside it")
     if out is not None:
