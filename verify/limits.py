@@ -300,6 +300,20 @@ def deferred_deadline(what: str) -> Iterator[None]:
     check_deadline(what)
 
 
+def _late(me: _Thread, entry: _Entry) -> str | None:
+    """What ran past its deadline when `entry`'s block ended without an exception after its own deadline or an outer
+    one (the earliest that passed), else None: a block that overran fails even when its interrupt was lost (raised in a
+    garbage-collector callback, which swallows it) or landed too late, so its outcome does not depend on when the
+    signal came."""
+    now = time.monotonic()
+    try:
+        i = me.stack.index(entry)
+    except ValueError:
+        return None
+    passed = [e for e in me.stack[: i + 1] if e.end <= now]
+    return min(passed, key=lambda e: e.end).what if passed else None
+
+
 def _can_signal() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
@@ -341,7 +355,10 @@ class deadline:  # noqa: N801 - used as a function: `with deadline(seconds, what
         self._entry = None
         me = entry.thread
         if self._signal is not None:
+            late = _late(me, entry) if exc_type is None else None
             self._disarm_signal(me, entry)
+            if late is not None:
+                raise DeadlineExceeded(f"{late} ran past its deadline")
             return False
         with _lock:
             delivered = isinstance(exc, DeadlineInterrupt)
@@ -351,10 +368,13 @@ class deadline:  # noqa: N801 - used as a function: `with deadline(seconds, what
                 passed = min((e for e in me.stack if e.end <= now), key=lambda e: e.end, default=None)
             else:
                 _clear_pending(me)  # fired as the block ended: not to land after it
+            late = _late(me, entry) if exc_type is None else None
             _truncate(me, entry)
             _soon(me)  # outer deadlines that passed: their interrupt lands in their own blocks
         if delivered and passed is not None:  # name what ran past its deadline (the earliest that passed)
             raise DeadlineExceeded(f"{passed.what} ran past its deadline") from None
+        if late is not None:
+            raise DeadlineExceeded(f"{late} ran past its deadline")
         return False
 
     # the main thread: a real-time timer whose signal raises in the block
