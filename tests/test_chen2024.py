@@ -103,6 +103,43 @@ def test_closed_forms_equal_the_recursions(alpha, K, m, LF, LT, eta, o, o_last, 
         assert float(LSIClosedForm._imp_(*lsi)) == pytest.approx(float(LSIRecursion._imp_(*lsi)), rel=1e-12)
 
 
+@settings(max_examples=25, deadline=None)
+@given(cls=st.sampled_from([Theorem46Corrected, Theorem46Proof, Theorem46ClosedForm]), alpha=st.floats(1.1, 20),
+       K=st.integers(1, 4), m=st.integers(1, 5), LT=st.floats(0.4, 1.0), eta=st.floats(0.01, 1.0),
+       S=st.floats(0, 2), o=st.floats(1e-3, 2.0), o_rate=st.floats(0.5, 1.5))
+def test_a_map_that_forgets_its_input_takes_the_bounds_limit(cls, alpha, K, m, LT, eta, S, o, o_rate):
+    """L_F = 0 (the step 1 - eta mu_c = 0 on the coupled blocks: 33 of 117 falsifier draws there) gives the limit
+    L_F -> 0+ of the bound, which holds for every L_F > 0 and hence there (before, a division by zero left it
+    undefined); the limit is read off L_F = 1e-30 in 60 digits, and Arb encloses the value at 0."""
+    args = (alpha, K, m, 10, eta, S, 0.0, LT, o, o, o_rate)
+    at_zero = thm46(cls, *args)
+    with mpmath.workdps(60):
+        near = float(cls._imp_(*args[:6], mpmath.mpf("1e-30"), *args[7:]))
+    assert math.isfinite(at_zero) and at_zero == pytest.approx(near, rel=1e-12, abs=1e-300)
+    names = "alpha K m b eta S L_F L_T o o_last o_rate"
+    expr = cls(*__import__("sympy").symbols(names))
+    lo, hi = arb_bounds(expr, {k: exact_text(v) for k, v in zip(names.split(), args, strict=True)}, prec=128)
+    assert float(lo) <= at_zero * (1 + 1e-14) and at_zero <= float(hi) * (1 + 1e-14)
+
+
+@settings(max_examples=40, deadline=None)
+@given(alpha=st.floats(1.01, 50), exponent=st.integers(-300, 3),
+       units=st.lists(st.floats(0, 1), min_size=1, max_size=6).filter(any))
+def test_the_batch_mixture_keeps_its_relative_accuracy_at_every_scale(alpha, exponent, units):
+    """eq. (39)'s mixture over j0 in 50 digits against the plain formula in enough digits to hold the smallest term
+    (tiny per-batch values came out 2e-9 off before it went through expm1/log1p)."""
+    from verify.catalog.chen2024_recursions import _mixture
+    from verify.truth.numbers import MP
+
+    xs = [mpmath.mpf(u) * mpmath.mpf(10) ** exponent for u in units]  # per-batch values of one scale
+    with mpmath.workdps(50):
+        got = _mixture(MP, mpmath.mpf(alpha), xs)
+    with mpmath.workdps(80 - int(mpmath.log10(min(x for x in xs if x > 0)))):  # exp(z) keeps 80 digits of z
+        a = mpmath.mpf(alpha)
+        want = mpmath.log(mpmath.fsum(mpmath.exp((a - 1) * a * x) for x in xs) / len(xs)) / (a - 1)
+        assert abs(got - want) <= mpmath.mpf(10) ** -45 * abs(want)
+
+
 def test_lsi_recursion_reproduces_the_research_test_vector():
     with mpmath.workdps(50):
         for steps, V in [(1, 1.0e-3), (2, 1.9604e-3), (25, 1.6056321210e-02), (50, 2.1903546568e-02)]:
