@@ -3,13 +3,17 @@
 import dataclasses
 import json
 import math
+import sys
 
 import pytest
 import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import verify
 from verify import CATALOG, ParameterError, Verdict
 from verify.checker import aggregate, check_application, check_point, decide
+from verify.errors import UndefinedBoundError
 from verify.model import Application, Direction
 from verify.results import Method, Truth
 from verify.symbols import K, S, alpha, eta, lam, n, sigma
@@ -132,3 +136,19 @@ def test_the_counterexample_shown_is_a_grid_point_when_the_grid_has_one():
     assert with_search.counterexample.origin == "grid"
     only = dataclasses.replace(result, points=(*[p for p in result.points if p.verdict is not Verdict.VIOLATED], far))
     assert only.counterexample is far
+
+
+@settings(max_examples=20, deadline=None)
+@given(exponent=st.integers(-200, 0))
+def test_a_default_family_parameter_beyond_the_float_range_excludes_the_point(exponent):
+    """Corollary 1's start variance 2 sigma^2/lam is handed to the truth as a float: where it underflows (sigma <~
+    1e-162 gave start_var = 0.0, a fixed start, and a certified HOLDS of an entry violated at every sigma: its ratio
+    does not depend on sigma) the point is refused; elsewhere the ratio is the same at every scale."""
+    sigma = 10.0**exponent
+    point = dict(eta=0.1, n=1, K=1, lam=1, alpha=2, S=1, sigma=sigma)
+    if 2 * sigma * sigma < sys.float_info.min:
+        with pytest.raises(UndefinedBoundError, match="beyond the float range"):
+            verify.check("chourasia2021.theorem3.cor1_start", **point)
+        return
+    r = verify.check("chourasia2021.theorem3.cor1_start", **point)
+    assert r.verdict is Verdict.VIOLATED and r.ratio == pytest.approx(8.66, abs=0.01)

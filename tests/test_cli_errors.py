@@ -118,3 +118,79 @@ def test_a_misspelt_name_gets_the_closest_known_names(argv, hint, capsys):
     """difflib's close matches among the names verify knows (ids, paper keys, families, parameters, symbols)."""
     assert main(argv) == 2
     assert hint in capsys.readouterr().err
+
+
+# extreme values a user may type, on entries whose truths run float kernels (a probe found each of them exit 4)
+EXTREME_POINTS = {
+    "thudi2024.baseline_dp": dict(q=0.00213333, delta=1e-5, sigma=None),
+    "feldman2018.lemma27.dp": dict(delta=1e-10, eps=None),
+    "feldman2018.theorem29.utility": dict(L=1, d=1, eps=0.5, delta=1e-5, n=10, start=1, R=None),
+    "feldman2018.corollary34.utility": dict(L=1, d=2, eps=0.5, delta=1e-5, n=10, start=1, R=None),
+    "chen2024.composition": dict(alpha=2, eta=0.05, mu=0.4, b=10, m=2, K=1, o=1e-3, o_last=1e-3, o_rate=1, wd=0,
+                                 S=None),
+    "thudi2024.rdp_to_dp.classical": dict(alpha=2, sigma=0.5, delta=1e-5, q=None),
+}
+
+
+@settings(max_examples=30, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(entry=st.sampled_from(sorted(EXTREME_POINTS)),
+       value=st.sampled_from([1e308, 1e300, 1e-300, 1e-320, 5e-324, 1.0000000000000002]))
+def test_extreme_values_are_a_verdict_or_one_line_exit_2_or_3(entry, value, capsys):
+    """A truth's float kernel that cannot take a value (a division by an underflowed 0, NaN or inf converted to an
+    integer, an interval inverted by subnormal rounding) and a bound that turns complex are refused with the reason,
+    never an internal error (exit 4)."""
+    params = {k: (value if v is None else v) for k, v in EXTREME_POINTS[entry].items()}
+    code, err = _run(capsys, ["check", entry, *[a for k, v in params.items() for a in ("-p", f"{k}={v!r}")]])
+    assert code in (0, 1, 2, 3), err  # 3: an INCONCLUSIVE verdict (on stdout) or a cap hit
+    if code == 2 or err:
+        assert len(err) == 1 and err[0].startswith("error:") and "Traceback" not in err[0]
+
+
+def test_empty_selections_and_paths_are_refused(capsys, tmp_path):
+    """`--only` with no id ran the whole catalog and `--json ""` wrote nothing, silently; both are usage errors."""
+    code, err = _run(capsys, ["run", "--only", "--quiet"])
+    assert code == 2 and "--only" in err[-1]
+    code, err = _run(capsys, ["run", "--only", "chourasia2021.corollary1.maintext", "--json", "", "--quiet"])
+    assert code == 2 and "empty path" in err[-1]
+
+
+def test_a_users_file_shaped_like_results_is_never_overwritten(capsys, tmp_path):
+    """A results file names verify's schema: a user's JSON with the same three top-level keys is kept (it was
+    overwritten); a file verify wrote is replaced."""
+    mine = tmp_path / "mine.json"
+    mine.write_text('{"schema_version": 1, "run": {}, "results": [], "mine": "precious"}')
+    code, err = _run(capsys, ["run", "--only", "chourasia2021.corollary1.maintext", "--falsify", "0", "--json",
+                              str(mine), "--quiet"])
+    assert code == 2 and "not a verify results file" in err[-1] and "precious" in mine.read_text()
+    ours = tmp_path / "ours.json"
+    for _ in range(2):
+        code, _err = _run(capsys, ["run", "--only", "chourasia2021.corollary1.maintext", "--falsify", "0", "--json",
+                                   str(ours), "--quiet"])
+        assert code == 0
+
+
+def test_a_users_latest_link_is_never_replaced(capsys, tmp_path, monkeypatch):
+    """reports/latest pointing at a folder of the user's (not a report) is left alone: the report is refused before
+    it runs (it was re-pointed at the new report)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "reports" / "mydata").mkdir(parents=True)
+    (tmp_path / "reports" / "latest").symlink_to("mydata")
+    code, err = _run(capsys, ["report", "--only", "chourasia2021.corollary1.maintext", "--falsify", "0", "--workers",
+                              "1", "--quiet"])
+    assert code == 2 and "latest" in err[-1]
+    assert (tmp_path / "reports" / "latest").readlink().name == "mydata"
+
+
+@pytest.mark.parametrize("where", ["steps", "q", "sigma", "delta"])
+def test_the_accountant_refuses_integers_beyond_floats(where):
+    """10**400 raised a raw OverflowError (int too large to convert to float); it is a ParameterError."""
+    from verify.accountant import epsilon
+
+    q, sigma, steps, delta = 0.01, 1.0, 10, 1e-5
+    huge = 10**400
+    args = {"steps": (delta, [(q, sigma, huge)]), "q": (delta, [(huge, sigma, steps)]),
+            "sigma": (delta, [(q, huge, steps)]), "delta": (huge, [(q, sigma, steps)])}[where]
+    try:
+        epsilon(*args)
+    except VerifyError:
+        pass

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import mpmath
 
@@ -94,6 +96,17 @@ def _validated(fam: Family, quantity: Quantity, params: Mapping[str, float]) -> 
     return dict(remembered(key, lambda: fam.validate(quantity, params)))
 
 
+def _family_float(theorem: Theorem, fam: Family, name: str, expr, values: Mapping[str, Any]) -> None:
+    """A derived family parameter is handed to the truth as a float: one that overflows, or underflows below the normal
+    range (a default 2 sigma^2/lam at sigma = 1e-162 became 0.0, a fixed start, while the bound and its assumptions
+    kept the exact value), describes another instance: the point is excluded."""
+    exact = values[name]
+    as_float = float(exact)
+    if not math.isfinite(as_float) or (exact != 0 and abs(as_float) < sys.float_info.min):
+        raise UndefinedBoundError(f"{theorem.id}: {name} = {expr} is {mpmath.nstr(exact, 6)} at {_shown(values)}, "
+                                  f"beyond the float range: no instance of family {fam.name} has it")
+
+
 def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> tuple[dict, dict, dict]:
     """Family parameters and theorem-symbol values at a point: defaults filled, symbols bound, all checked; and the
     truths behind the symbols bound to a family quantity (their floats are rounded: the rigorous fallback encloses
@@ -118,9 +131,8 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
     for name, expr in app.defaults.items():
         if name not in values:
             values[name] = _real(_derived(expr, values, name, theorem), name, theorem)
-            if name in family_names and not math.isfinite(float(values[name])):  # a default that overflows a float
-                raise UndefinedBoundError(f"{theorem.id}: {name} = {expr} is {float(values[name])} at "
-                                          f"{_shown(values)}: no instance of family {fam.name} has it")
+            if name in family_names:
+                _family_float(theorem, fam, name, expr, values)
     family_params = _validated(fam, theorem.quantity, {k: v for k, v in values.items()
                                                        if k in fam.parameter_names(theorem.quantity)})
     from_family: dict[str, Truth] = {}
@@ -143,6 +155,8 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
             from_family[name] = truth
         else:
             values[name] = _real(_derived(target, values, name, theorem), name, theorem)
+            if name in family_names:
+                _family_float(theorem, fam, name, target, values)
     theorem.check_assumptions(values, frozenset(settled))
     return family_params, values, from_family
 
@@ -152,7 +166,7 @@ def _bound(theorem: Theorem, values: Mapping[str, float]) -> mpmath.mpf:
     it is not a real number."""
     try:
         value = theorem.value(values)
-    except (ZeroDivisionError, ValueError, OverflowError) as err:
+    except (ZeroDivisionError, ValueError, OverflowError, TypeError) as err:  # TypeError: a complex value compared
         raise UndefinedBoundError(f"{theorem.id}: the bound is undefined at {_shown(values)} ({err})") from None
     if isinstance(value, mpmath.mpc) or mpmath.isnan(value):
         raise UndefinedBoundError(f"{theorem.id}: the bound is not a real number at {_shown(values)} ({value})")
