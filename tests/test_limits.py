@@ -293,3 +293,13 @@ def test_shuffled_mixture_series_refuses_a_term_count_over_its_cap(alpha, m, K, 
         assert terms <= SERIES_TERMS_CAP or "integer-order series" not in truth.detail
     if terms > SERIES_TERMS_CAP:
         assert time.monotonic() - start < 5
+
+
+@pytest.mark.parametrize("seconds", [1e8 + 1, 1e10, 1e308])
+def test_a_deadline_beyond_any_timer_is_no_cap(seconds):
+    """A budget of 1e10 s crashed setitimer (exit 4: timestamp out of range); past three years it is no cap."""
+    def block():
+        with deadline(seconds, "a long block"):
+            return remaining()
+
+    assert block() == math.inf and _in_thread(block) == math.inf

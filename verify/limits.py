@@ -33,6 +33,7 @@ DEFAULT_TRUTH_DEADLINE = 120.0  # seconds one point (truth and its rigorous re-c
 CAP_VARS = ("VERIFY_TRUTH_DEADLINE", "VERIFY_MEMORY_CAP")
 _RETRY_S = 0.05  # a watchdog that finds its thread inside C callbacks (deferred_deadline) tries again this much later
 _SOON_S = 1e-3  # a passed deadline whose interrupt was withdrawn (not to land in the wrong place) fires again then
+_UNBOUNDED_S = 1e8  # a deadline further away (three years) is no cap: the real-time timer cannot be set that far
 _AGAIN_S = 0.1  # a passed deadline whose block still runs fires again this often: an interrupt can be lost (raised
 #                 inside a garbage-collector callback or __del__, which swallow it) or caught by the code it stops
 
@@ -325,7 +326,7 @@ class deadline:  # noqa: N801 - used as a function: `with deadline(seconds, what
     def __init__(self, seconds: float, what: str = "truth evaluation"):
         if math.isnan(seconds) or seconds <= 0:
             raise DeadlineExceeded(f"{what}: no time left (deadline {seconds!r} s)")
-        self.seconds, self.what = seconds, what
+        self.seconds, self.what = (math.inf if seconds > _UNBOUNDED_S else seconds), what
         self._entry: _Entry | None = None
         self._signal: tuple | None = None
 
