@@ -113,7 +113,10 @@ def _real(value: object) -> float | None:
     """`value` as a float if it is a real number (Python or NumPy; not a bool, a string or NaN), else None."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return None
-    out = float(value)
+    try:
+        out = float(value)
+    except OverflowError:  # an integer beyond the float range (10**400)
+        return math.inf if value > 0 else -math.inf
     return None if math.isnan(out) else out
 
 

@@ -68,7 +68,10 @@ def _scheduler(text: str) -> str:
 
 
 def _usable_path(text: str) -> str:
-    """An argparse type: a path the system can look up (absent is fine; a name too long or a loop of links is not)."""
+    """An argparse type: a path the system can look up (absent is fine; empty, a name too long or a loop of links is
+    not)."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path names no file")
     try:
         os.lstat(text)
     except (FileNotFoundError, NotADirectoryError):  # absent, or under a file: the commands say which
@@ -450,7 +453,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(fn=cmd_check)
 
     p = sub.add_parser("run", help="check every entry over its default grid; exit 1 on an unexpected verdict")
-    p.add_argument("--only", nargs="*", default=[], help="ids or paper keys")
+    p.add_argument("--only", nargs="+", default=[], help="ids or paper keys (default: every entry)")
     p.add_argument("--json", metavar="PATH", type=_usable_path, help="write the results as JSON")
     p.add_argument("--seed", type=_SEED, default=0, help="seed of the falsifier (default 0)")
     p.add_argument("--workers", type=_WORKERS, help="processes for the checks (default: one per CPU, up to 4; "
@@ -465,7 +468,7 @@ def build_parser() -> argparse.ArgumentParser:
                                       "exit 1 on an unexpected verdict")
     p.add_argument("--out", metavar="DIR", type=_usable_path,
                    help="report folder (default: reports/<run-id>, and reports/latest is pointed at it)")
-    p.add_argument("--only", nargs="*", default=[], help="ids or paper keys")
+    p.add_argument("--only", nargs="+", default=[], help="ids or paper keys (default: every entry)")
     p.add_argument("--backend", help="array backend of the numerical kernels: numpy, cupy or array_api_strict "
                                      "(default: $VERIFY_BACKEND, else numpy)")
     p.add_argument("--seed", type=_SEED, default=0, help="seed recorded with the run, for reproduction (default 0)")

@@ -420,12 +420,21 @@ class Family:
             raise
         except Exception as err:
             if self.name in BUILT_IN:
+                if isinstance(err, _BEYOND_FLOATS):  # extreme parameters (1e308, 1e-320) a float kernel cannot take
+                    raise ParameterError(f"family {self.name}: its {quantity.value} truth cannot be computed at "
+                                         f"{', '.join(f'{k}={v:g}' for k, v in sorted(params.items()))} "
+                                         f"({type(err).__name__}: {err})") from err
                 raise
             raise PluginError(f"family {self.name}: its {quantity.value} truth failed at "
                               f"{', '.join(f'{k}={v:g}' for k, v in sorted(params.items()))}: "
                               f"{type(err).__name__}: {err}") from err
         return checked_truth(self.name, quantity, truth)
 
+
+# what a built-in truth's float arithmetic raises at parameters beyond its range (a division by an underflowed 0, a
+# conversion of an overflowed inf or NaN, an interval that rounding inverted in the subnormal range): the point is
+# refused with the reason (exit 2), not reported as an internal error
+_BEYOND_FLOATS = (ZeroDivisionError, OverflowError, FloatingPointError, ValueError)
 
 # The values each quantity can take: a divergence, a probability, a squared norm or an excess risk is never
 # negative; a probability or a delta is at most 1. Quantities not listed may take any real value.

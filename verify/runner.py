@@ -60,9 +60,13 @@ class RunResult:
 
 
 
+RESULTS_SCHEMA = "verify/reporting/results.schema.json"  # what a results file names as its "schema"
+
+
 def is_results_file(path: Path) -> bool:
     """True if `path` is a results file this tool wrote (`verify run --json`, results.json): a regular file (not a
-    link) holding one JSON object with verify's schema_version, run and results."""
+    link) holding one JSON object with verify's schema_version, run and results, naming verify's results schema (a
+    user's file with the first three keys alone was overwritten)."""
     try:
         if not path.is_file() or path.is_symlink():
             return False
@@ -73,7 +77,8 @@ def is_results_file(path: Path) -> bool:
             data = json.load(fh)
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return False
-    return isinstance(data, dict) and {"schema_version", "run", "results"} <= set(data)
+    return (isinstance(data, dict) and {"schema_version", "run", "results"} <= set(data)
+            and data.get("schema") == RESULTS_SCHEMA)
 
 
 def check_writable(folder: Path | str, what: str) -> None:

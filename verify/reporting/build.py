@@ -541,12 +541,15 @@ def write_report(outcome: RunResult, out_dir: Path | str, *, run_id: str | None 
 
 
 def _our_link(link: Path) -> bool:
-    """True if `link` is a `latest` link verify made: a symbolic link to one plain name (a folder beside it)."""
+    """True if `link` is a `latest` link verify made: a symbolic link to one plain name, a report folder beside it (a
+    user's link to a folder of their own was replaced)."""
     try:
         target = os.readlink(link)
     except OSError:
         return False
-    return "/" not in target and "\\" not in target and target not in ("", ".", "..")
+    if "/" in target or "\\" in target or target in ("", ".", ".."):
+        return False
+    return not (link.parent / target).exists() or is_report(link.parent / target)
 
 
 def update_latest(root: Path, target: Path) -> Path:

@@ -22,13 +22,14 @@ from verify.checker import ApplicationResult
 from verify.model import Application, FromFamily, Theorem
 from verify.reporting.columns import point_columns, skipped_columns
 from verify.reporting.latex import assumption_latex, statement_latex, to_latex
+from verify.runner import RESULTS_SCHEMA
 
 if TYPE_CHECKING:
     from verify.runner import RunResult
 
 SCHEMA_VERSION = "3.2"  # 3: points and skipped points as columns (verify.reporting.columns); 3.1: run.git_commit;
 # 3.2: figure.typical
-SCHEMA_FILE = "verify/reporting/results.schema.json"
+SCHEMA_FILE = RESULTS_SCHEMA  # named in every results file (verify.runner recognises its own files by it)
 # distributions whose versions a run records, with the module whose __version__ stands in without metadata
 VERSIONED = {"dp-verify": "verify", "hypothesis": "hypothesis", "python-flint": "flint", "sympy": "sympy",
              "mpmath": "mpmath", "numpy": "numpy", "scipy": "scipy"}
