@@ -152,3 +152,16 @@ def test_family_quantities_in_a_bound_are_enclosed_not_rounded():
     point = check_point(t, t.applications[0], {"alpha": 2.0, "d1": 0.0, "d2": 6e-286, "s": 1.0})
     assert point.verdict is not Verdict.VIOLATED
     assert point.certificate is not None and point.certificate.verdict is not Verdict.VIOLATED
+
+
+@settings(max_examples=15, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@given(exponent=st.integers(-320, -20))
+def test_a_bound_with_1_minus_exp_is_enclosed_without_cancelling_at_tiny_steps(exponent):
+    """Corollary 1's bound has 1 - exp(-c eta K): at eta = 1e-320 (a subnormal bound, re-checked in Arb) its
+    enclosure was [-2.6e-320, 2.6e-320] even at 512 bits (the raw form cancels at every precision) and the point came
+    out INCONCLUSIVE with ratio 0; the certificate encloses the expm1/log1p form the checker's value uses. The bound
+    (~8 eta) holds far above the truth (~2 eta^2) at every scale."""
+    result = check("chourasia2021.corollary1", eta=10.0**exponent, alpha=2, sigma=1, n=10, K=5, S=4, lam=1)
+    assert result.verdict is Verdict.HOLDS
+    assert result.bound == pytest.approx(8 * 10.0**exponent, rel=1e-5)
+    assert result.certificate is None or result.certificate.verdict is Verdict.HOLDS

@@ -50,7 +50,18 @@ def _compile(expr: sp.Expr) -> tuple[tuple[str, ...], Callable]:
     """mpmath function of the symbols (sorted by name); 1 - exp(x) and log(1 + x) become expm1 and log1p, so
     that a tiny x (e.g. a bound's exp(-c eta K) with c ~ 1e-60) does not cancel to 0 at PRECISION_DPS digits."""
     symbols = sorted(expr.free_symbols, key=str)
-    return tuple(s.name for s in symbols), sp.lambdify(symbols, _stable(expr), modules=[HELPERS, "mpmath"])
+    return tuple(s.name for s in symbols), sp.lambdify(symbols, stable_form(expr), modules=[HELPERS, "mpmath"])
+
+
+_STABLE: dict[sp.Basic, sp.Basic] = {}
+
+
+def stable_form(expr: sp.Basic) -> sp.Basic:
+    """`expr` with 1 - exp(x) as expm1 and log(1 + x) as log1p (`_stable`, once per expression): the form both the
+    PRECISION_DPS-digit value and the Arb enclosure of a bound evaluate, so neither cancels at a tiny x."""
+    if expr not in _STABLE:
+        _STABLE[expr] = _stable(expr)
+    return _STABLE[expr]
 
 
 REWRITE_SECONDS = 2.0  # SymPy's log1p rewrite factors every log's argument: a degree-20 polynomial takes ~15 s
@@ -229,9 +240,14 @@ def as_number(value: object, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)) and not hasattr(value, "__float__"):
         raise ParameterError(f"{what} must be a number, got {value!r}")
     try:
-        return float(value)
-    except (TypeError, ValueError, OverflowError):
+        out = float(value)
+    except OverflowError:
+        raise ParameterError(f"{what} is beyond the float range (about 1.8e308)") from None
+    except (TypeError, ValueError):
         raise ParameterError(f"{what} must be a number, got {value!r}") from None
+    if isinstance(value, int) and int(out) != value:  # 2**53 + 1 would silently become 2**53
+        raise ParameterError(f"{what} = {value} is not exactly a float (integers up to 2**53 are)")
+    return out
 
 
 def check_declared_domain(owner: str, symbol: sp.Symbol, value: float) -> None:

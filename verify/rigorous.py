@@ -53,6 +53,7 @@ def _end_text(x: Any) -> str:
 def _bound_enclosure(expr: sp.Expr, values: Mapping[str, Any], bound: mpmath.mpf, prec: int,
                      from_family: Mapping[str, Truth]) -> Enclosure:
     from verify.certify import arb_bounds  # certify imports the model; imported here to keep the import graph flat
+    from verify.model import stable_form
 
     if mpmath.isinf(bound):
         return Enclosure(float(bound), float(bound), "the bound is infinite (mpmath)", prec)
@@ -65,7 +66,7 @@ def _bound_enclosure(expr: sp.Expr, values: Mapping[str, Any], bound: mpmath.mpf
             if inner.infinite:
                 raise NotEnclosable(f"the bound's {name} is infinite")
             box[name] = (_end_text(inner.lower), _end_text(inner.upper))
-    lo, hi = arb_bounds(expr, box, prec=prec)
+    lo, hi = arb_bounds(stable_form(expr), box, prec=prec)  # expm1/log1p: 1 - exp(-x) at x = 1e-320 cancelled
     if lo.is_nan() or hi.is_nan():
         raise NotEnclosable("the bound has no finite Arb enclosure at this point")
     return Enclosure(lo, hi, "Arb interval evaluation of the bound's expression", prec)

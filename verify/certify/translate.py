@@ -101,9 +101,11 @@ _BALL = {}
 
 
 def _tables() -> None:
+    from sympy.codegen.cfunctions import expm1, log1p  # the stable forms of bounds (verify.model.stable_form)
+
     _INCREASING.update({sp.exp: arb.exp, sp.log: arb.log, sp.erf: arb.erf, sp.atan: arb.atan, sp.sinh: arb.sinh,
                         sp.tanh: arb.tanh, sp.asinh: arb.asinh, sp.floor: arb.floor, sp.ceiling: arb.ceil,
-                        sp.LambertW: arb.lambertw, sp.erfinv: arb.erfinv})
+                        sp.LambertW: arb.lambertw, sp.erfinv: arb.erfinv, expm1: arb.expm1, log1p: arb.log1p})
     _DECREASING.update({sp.erfc: arb.erfc, sp.erfcinv: arb.erfcinv})
     _BALL.update({sp.sin: arb.sin, sp.cos: arb.cos, sp.tan: arb.tan, sp.cosh: arb.cosh})
 
