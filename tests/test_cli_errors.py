@@ -132,7 +132,7 @@ EXTREME_POINTS = {
 }
 
 
-@settings(max_examples=30, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=15, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 @given(entry=st.sampled_from(sorted(EXTREME_POINTS)),
        value=st.sampled_from([1e308, 1e300, 1e-300, 1e-320, 5e-324, 1.0000000000000002]))
 def test_extreme_values_are_a_verdict_or_one_line_exit_2_or_3(entry, value, capsys):
@@ -194,3 +194,21 @@ def test_the_accountant_refuses_integers_beyond_floats(where):
         epsilon(*args)
     except VerifyError:
         pass
+
+
+@pytest.mark.parametrize(("value", "says"), [(2**53 + 1, "not exactly a float"), (10**400, "beyond the float range")])
+def test_an_integer_a_float_cannot_hold_is_refused(value, says):
+    """K = 2**53 + 1 silently became 2**53, and 10**400 was 'not a number'."""
+    with pytest.raises(VerifyError, match=says):
+        verify.check("chourasia2021.corollary1", alpha=2, sigma=1, eta=0.1, n=10, K=value, S=4, lam=1)
+
+
+def test_a_warning_in_a_verify_process_is_one_line(tmp_path):
+    """A warning (here an unwritable truth cache) prints `warning: ...` alone, not a source path and a code line."""
+    cache = tmp_path / "cache"
+    code = ("import sys, warnings\nfrom verify.cli import _one_line_warnings\n_one_line_warnings()\n"
+            "warnings.warn('--cache x: cannot add to it (No such file or directory)', RuntimeWarning)\n"
+            "import numpy as np\nnp.float64(1e308) * 10\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert out.returncode == 0 and not cache.exists()
+    assert out.stderr.splitlines() == ["warning: --cache x: cannot add to it (No such file or directory)"]

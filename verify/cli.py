@@ -12,6 +12,7 @@ import signal
 import sys
 import threading
 import traceback
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -607,6 +608,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # a `verify` process, not a caller's
         atexit.register(_quick_shutdown)
         single_threaded_blas()
+        _one_line_warnings()
     try:
         return _dispatch(list(sys.argv[1:] if argv is None else argv))
     except BrokenPipeError:  # `verify list | head`: the reader left; say nothing more
@@ -627,6 +629,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"internal error: {type(err).__name__}: {_one_line(err)} (a bug in verify; VERIFY_DEBUG=1 shows the "
               "traceback)", file=sys.stderr)
         return exitcodes.INTERNAL
+
+
+def _one_line_warnings() -> None:
+    """In a `verify` process a warning is one line, `warning: ...` (not a source path and a code line), and NumPy's
+    floating-point notices from the numerical kernels, which handle the infinities they note, are not shown."""
+    warnings.filterwarnings("ignore", r"(overflow|invalid value|divide by zero|underflow) encountered", RuntimeWarning)
+
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        print(f"warning: {_one_line(message)}", file=file or sys.stderr)
+
+    warnings.showwarning = show
 
 
 def _quick_shutdown() -> None:
