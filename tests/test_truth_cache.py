@@ -84,6 +84,18 @@ def test_unreadable_lines_are_skipped(tmp_path, plain):
     assert _dicts(ENTRIES[:1], cache=tmp_path) == plain[:1]
 
 
+def test_a_cached_truth_outside_its_quantitys_range_is_computed_again(tmp_path, plain):
+    """An edited line with a negative Rényi divergence (a probe's) was read back and gave HOLDS with negative ratios;
+    it is ignored like any line that is not a family's truth."""
+    _dicts(ENTRIES[:1], cache=tmp_path)
+    for shard in tmp_path.rglob("*.jsonl"):
+        records = [json.loads(line) for line in shard.read_text().splitlines()]
+        for r in records:
+            r["t"][:3] = [-5.0, -6.0, -4.0]
+        shard.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert _dicts(ENTRIES[:1], cache=tmp_path) == plain[:1]
+
+
 def test_the_caps_are_part_of_the_key(monkeypatch):
     """A truth had under a larger memory cap or a longer deadline may fail under this run's: another generation."""
     base = truth_cache.generation("numpy")

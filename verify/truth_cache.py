@@ -215,6 +215,11 @@ def lookup(family: Family, quantity: Quantity, params: Mapping[str, float], key:
     if entry is None:
         return None
     truth, enclosable, refinable = entry
+    from verify.model import quantity_range  # the model is loaded by then; not at this module's import
+
+    low, high = quantity_range(quantity)
+    if not (low <= truth.lower and truth.upper <= high):  # edited, or another tool's: not what a family returns
+        return None  # (a negative Rényi divergence read back gave HOLDS with negative ratios); computed again
     if not (enclosable or refinable):
         return truth
     original: list[Truth] = []
