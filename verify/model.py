@@ -70,8 +70,13 @@ REWRITE_SECONDS = 2.0  # SymPy's log1p rewrite factors every log's argument: a d
 def _stable(expr: sp.Basic) -> sp.Basic:
     """`expr` with 1 - exp(x) as expm1 and log(1 + x) as log1p: SymPy's rewrites (which factor) within
     REWRITE_SECONDS, else the same patterns replaced without factoring, so parse-time work stays bounded."""
-    if not isinstance(expr, sp.Expr) or not expr.has(sp.exp, sp.log):  # nothing to rewrite (77 of the catalog's
-        return expr  # 107 bounds; SymPy's rewrites still walked and factored them: 0.4 s a process)
+    if not isinstance(expr, sp.Expr):
+        return expr
+    from verify.stable_powers import with_stable_powers
+
+    expr = with_stable_powers(expr)  # 1 - (1 + u)^e as -Powm1(u, e): cancelled at eta lam < 1e-50
+    if not expr.has(sp.exp, sp.log):  # nothing more to rewrite (most of the catalog's bounds; SymPy's rewrites still
+        return expr  # walked and factored them: 0.4 s a process)
     from sympy.codegen.cfunctions import log1p  # sympy.codegen costs ~40 ms at import: only when compiling
     from sympy.codegen.rewriting import expm1_opt, log1p_opt, optimize
 

@@ -1,0 +1,57 @@
+"""(1 + u)^e - 1 without cancellation: the stable form of a bound's powers of 1 + u (verify.model.stable_form).
+
+A bound such as 1 - (1 - eta lam)^(2K) cancels to 0 in PRECISION_DPS digits, and in Arb at every precision, once
+eta lam is below 10^-50: the sum is rewritten -Powm1(-eta lam, 2K), and Powm1 is expm1(e log1p(u)) where 1 + u > 0
+(the plain power, as before, elsewhere: a negative base with an integer exponent)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sympy as sp
+
+from verify.recursion import RecursiveBound
+
+
+class Powm1(RecursiveBound):
+    """(1 + u)^e - 1: expm1(e log1p(u)) where 1 + u > 0 (no cancellation at a tiny u), else (1 + u)^e - 1."""
+
+    nargs = 2
+
+    @classmethod
+    def compute(cls, N: Any, u: Any, e: Any) -> Any:
+        base = 1 + u
+        if base > 0:  # for an Arb ball: surely positive
+            return N.expm1(e * N.log1p(u))
+        return base**e - 1
+
+
+def _is_power_of_one_plus(e: sp.Basic) -> bool:
+    return (isinstance(e, sp.Pow) and isinstance(e.base, sp.Add) and sp.S.One in e.base.args
+            and e.base.free_symbols != set())
+
+
+def _cancelling(a: sp.Basic) -> tuple[sp.Expr, sp.Expr] | None:
+    """For a sum c - c (1 + u)^e + rest: (c, the power); else None."""
+    if not isinstance(a, sp.Add):
+        return None
+    c, _ = a.as_coeff_Add()
+    if c == 0:
+        return None
+    for term in a.args:
+        coeff, rest = term.as_coeff_Mul()
+        if coeff == -c and _is_power_of_one_plus(rest):
+            return c, rest
+    return None
+
+
+def _rewritten(a: sp.Add) -> sp.Expr:
+    c, power = _cancelling(a)
+    return a - c + c * power - c * Powm1(power.base - 1, power.exp)
+
+
+def with_stable_powers(expr: sp.Basic) -> sp.Basic:
+    """`expr` with each sum c - c (1 + u)^e + ... written -c Powm1(u, e) + ...: the difference that cancels (1 minus a
+    power near 1) is computed as one quantity. Other powers are left as they are (1 + Powm1 would cancel instead where
+    the power is far below 1)."""
+    return expr.replace(lambda e: _cancelling(e) is not None, _rewritten)
