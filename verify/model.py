@@ -74,6 +74,9 @@ def _stable(expr: sp.Basic) -> sp.Basic:
         return expr
     from verify.stable_powers import with_stable_powers
 
+    # a Float constant as its exact binary value: SymPy's rewrites factor in 53-bit floats (log(0.3 x + 0.1) became
+    # log(1.0 x + 0.333333333333333) - 1.20397280432594), and Arb encloses this form (a float is exact there)
+    expr = expr.xreplace({f: sp.Rational(f) for f in expr.atoms(sp.Float)})
     expr = with_stable_powers(expr)  # 1 - (1 + u)^e as -Powm1(u, e): cancelled at eta lam < 1e-50
     if not expr.has(sp.exp, sp.log):  # nothing more to rewrite (most of the catalog's bounds; SymPy's rewrites still
         return expr  # walked and factored them: 0.4 s a process)
@@ -81,19 +84,22 @@ def _stable(expr: sp.Basic) -> sp.Basic:
     from sympy.codegen.rewriting import expm1_opt, log1p_opt, optimize
 
     from verify.errors import DeadlineExceeded
-    from verify.limits import deadline
+    from verify.limits import deadline, remaining
 
     try:
         with deadline(REWRITE_SECONDS, "the log1p/expm1 rewrite"):
             return optimize(expr, [expm1_opt, log1p_opt])
     except DeadlineExceeded:
-        pass
+        if remaining() <= 0:  # an enclosing deadline (the point's, a search's) stopped it: no fallback, none kept
+            raise
     plain = expr.replace(lambda e: isinstance(e, sp.log) and e.args[0].is_Add and sp.S.One in e.args[0].args,
                          lambda e: log1p(e.args[0] - 1))
     try:
         with deadline(REWRITE_SECONDS, "the expm1 rewrite"):
             return optimize(plain, [expm1_opt])
     except DeadlineExceeded:
+        if remaining() <= 0:
+            raise
         return plain
 
 
@@ -251,7 +257,7 @@ def as_number(value: object, what: str) -> float:
     except (TypeError, ValueError):
         raise ParameterError(f"{what} must be a number, got {value!r}") from None
     if isinstance(value, int) and int(out) != value:  # 2**53 + 1 would silently become 2**53
-        raise ParameterError(f"{what} = {value} is not exactly a float (integers up to 2**53 are)")
+        raise ParameterError(f"{what} = {value} is not exactly a float (it would round to {int(out)})")
     return out
 
 
@@ -441,7 +447,7 @@ class Family:
             raise
         except Exception as err:
             if self.name in BUILT_IN:
-                if isinstance(err, _BEYOND_FLOATS):  # extreme parameters (1e308, 1e-320) a float kernel cannot take
+                if isinstance(err, _BEYOND_FLOATS) and _extreme(params):  # a float kernel at 1e308 or 1e-320
                     raise ParameterError(f"family {self.name}: its {quantity.value} truth cannot be computed at "
                                          f"{', '.join(f'{k}={v:g}' for k, v in sorted(params.items()))} "
                                          f"({type(err).__name__}: {err})") from err
@@ -453,9 +459,17 @@ class Family:
 
 
 # what a built-in truth's float arithmetic raises at parameters beyond its range (a division by an underflowed 0, a
-# conversion of an overflowed inf or NaN, an interval that rounding inverted in the subnormal range): the point is
-# refused with the reason (exit 2), not reported as an internal error
+# conversion of an overflowed inf or NaN, an interval that rounding inverted in the subnormal range): at such
+# parameters (_extreme) the point is refused with the reason (exit 2), not reported as an internal error
 _BEYOND_FLOATS = (ZeroDivisionError, OverflowError, FloatingPointError, ValueError)
+EXTREME = 1e200  # a parameter this large, or this small but nonzero, is one a float kernel may not take
+
+
+def _extreme(params: Mapping[str, float]) -> bool:
+    """True if a parameter is beyond EXTREME or below 1/EXTREME (not 0): only there is a built-in truth's arithmetic
+    failure the parameters' doing; elsewhere it is a bug (exit 4)."""
+    return any(isinstance(v, (int, float)) and (abs(v) >= EXTREME or 0 < abs(v) <= 1 / EXTREME)
+               for v in params.values())
 
 # The values each quantity can take: a divergence, a probability, a squared norm or an excess risk is never
 # negative; a probability or a delta is at most 1. Quantities not listed may take any real value.

@@ -23,7 +23,26 @@ class Powm1(RecursiveBound):
         base = 1 + u
         if base > 0:  # for an Arb ball: surely positive
             return N.expm1(e * N.log1p(u))
-        return base**e - 1
+        k = _exact_integer(e)  # a base that may be <= 0: an integer power, as the plain form had it (Arb's base**e
+        return (_int_power(base, k) if k is not None else base**e) - 1  # is NaN on a ball around 0, even at e = 2)
+
+
+def _int_power(base: Any, k: int) -> Any:
+    """base^k by repeated squaring (an Arb ball that holds 0 or negative numbers stays finite)."""
+    out, square, n = 1, base, abs(k)
+    while n:
+        if n & 1:
+            out = out * square
+        square, n = square * square, n >> 1
+    return out if k >= 0 else 1 / out
+
+
+def _exact_integer(e: Any) -> int | None:
+    """`e` as an int where it is exactly one (an mpf, an int, or an Arb ball of radius 0), else None."""
+    if hasattr(e, "unique_fmpz"):
+        k = e.unique_fmpz() if e.rad() == 0 else None
+        return None if k is None else int(k)
+    return int(e) if float(e).is_integer() else None
 
 
 def _is_power_of_one_plus(e: sp.Basic) -> bool:
