@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import verify
 import verify.testing
 from verify.cli import main
-from verify.errors import VerifyError
+from verify.errors import ParameterError, VerifyError
 
 SETTINGS = settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 GOOD = {"alpha": "2", "sigma": "1", "eta": "0.1", "n": "10", "K": "5", "S": "4", "lam": "1"}
@@ -190,10 +190,8 @@ def test_the_accountant_refuses_integers_beyond_floats(where):
     huge = 10**400
     args = {"steps": (delta, [(q, sigma, huge)]), "q": (delta, [(huge, sigma, steps)]),
             "sigma": (delta, [(q, huge, steps)]), "delta": (huge, [(q, sigma, steps)])}[where]
-    try:
+    with pytest.raises(ParameterError):
         epsilon(*args)
-    except VerifyError:
-        pass
 
 
 @pytest.mark.parametrize(("value", "says"), [(2**53 + 1, "not exactly a float"), (10**400, "beyond the float range")])
@@ -205,10 +203,9 @@ def test_an_integer_a_float_cannot_hold_is_refused(value, says):
 
 def test_a_warning_in_a_verify_process_is_one_line(tmp_path):
     """A warning (here an unwritable truth cache) prints `warning: ...` alone, not a source path and a code line."""
-    cache = tmp_path / "cache"
     code = ("import sys, warnings\nfrom verify.cli import _one_line_warnings\n_one_line_warnings()\n"
             "warnings.warn('--cache x: cannot add to it (No such file or directory)', RuntimeWarning)\n"
             "import numpy as np\nnp.float64(1e308) * 10\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
-    assert out.returncode == 0 and not cache.exists()
+    assert out.returncode == 0
     assert out.stderr.splitlines() == ["warning: --cache x: cannot add to it (No such file or directory)"]

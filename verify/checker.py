@@ -166,8 +166,12 @@ def _bound(theorem: Theorem, values: Mapping[str, float]) -> mpmath.mpf:
     it is not a real number."""
     try:
         value = theorem.value(values)
-    except (ZeroDivisionError, ValueError, OverflowError, TypeError) as err:  # TypeError: a complex value compared
+    except (ZeroDivisionError, ValueError, OverflowError) as err:
         raise UndefinedBoundError(f"{theorem.id}: the bound is undefined at {_shown(values)} ({err})") from None
+    except TypeError as err:  # mpmath comparing a complex value (a log of a negative number inside a recursion)
+        if "complex" not in str(err):
+            raise
+        raise UndefinedBoundError(f"{theorem.id}: the bound is not a real number at {_shown(values)}") from None
     if isinstance(value, mpmath.mpc) or mpmath.isnan(value):
         raise UndefinedBoundError(f"{theorem.id}: the bound is not a real number at {_shown(values)} ({value})")
     return mpmath.mpf(value)

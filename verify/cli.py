@@ -36,8 +36,8 @@ def _param(text: str) -> tuple[str, float]:
     name, sep, value = text.partition("=")
     if not sep or not name:
         raise argparse.ArgumentTypeError(f"expected name=value, got '{text}'")
-    try:
-        return name.strip(), float(value)
+    try:  # an integer literal stays an int, so that one a float cannot hold (2**53 + 1) is refused, not rounded
+        return name.strip(), (int(value) if value.strip().lstrip("+-").isdigit() else float(value))
     except ValueError:
         raise argparse.ArgumentTypeError(f"parameter {name} has a non-numeric value '{value}'") from None
 

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+RESULTS_SCHEMA = "verify/reporting/results.schema.json"  # named by every results file (is_results_file)
+
 
 class Verdict(str, Enum):
     """Outcome of comparing a bound with the truth."""

@@ -27,7 +27,7 @@ from verify.executors import check_executor, dask_executor, fork_executor
 from verify.families import family as get_family
 from verify.memo import shared_truths
 from verify.model import Application, Theorem
-from verify.results import Verdict
+from verify.results import RESULTS_SCHEMA, Verdict
 from verify.testing.falsify import search_outcome
 from verify.truth_cache import check_cache_executor, disk_truths
 
@@ -58,9 +58,6 @@ class RunResult:
     def errors(self) -> list[ApplicationResult]:
         return [r for r in self.results if r.errors]
 
-
-
-RESULTS_SCHEMA = "verify/reporting/results.schema.json"  # what a results file names as its "schema"
 
 
 def is_results_file(path: Path) -> bool:

@@ -22,7 +22,7 @@ from verify.checker import ApplicationResult
 from verify.model import Application, FromFamily, Theorem
 from verify.reporting.columns import point_columns, skipped_columns
 from verify.reporting.latex import assumption_latex, statement_latex, to_latex
-from verify.runner import RESULTS_SCHEMA
+from verify.results import RESULTS_SCHEMA
 
 if TYPE_CHECKING:
     from verify.runner import RunResult
