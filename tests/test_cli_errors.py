@@ -209,3 +209,22 @@ def test_a_warning_in_a_verify_process_is_one_line(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert out.returncode == 0
     assert out.stderr.splitlines() == ["warning: --cache x: cannot add to it (No such file or directory)"]
+
+
+def test_an_unknown_top_level_option_is_named(capsys):
+    """`verify --versoin` said only that a command was required."""
+    code, err = _run(capsys, ["--versoin"])
+    assert code == 2 and err == ["error: unknown option --versoin (did you mean '--version'?); see `verify --help`"]
+
+
+def test_a_dangling_latest_link_is_verifys_only_if_it_names_a_run(tmp_path):
+    """A `latest` link whose folder is gone is replaced only where it names a run folder as verify names them."""
+    from verify.reporting.build import _our_link
+
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    (reports / "latest").symlink_to("20261127T204700Z")
+    assert _our_link(reports / "latest")
+    (reports / "latest").unlink()
+    (reports / "latest").symlink_to("my-notes")
+    assert not _our_link(reports / "latest")

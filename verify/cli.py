@@ -678,6 +678,9 @@ def _check_environment() -> None:
 
 def _dispatch(argv: list[str]) -> int:
     _check_environment()
+    if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help", "--version"):  # argparse only said
+        known = {"--help", "--version"}  # "the following arguments are required: command"
+        raise ParameterError(f"unknown option {argv[0]}{did_you_mean(argv[0], known)}; see `verify --help`")
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as stop:  # --help: argparse printed the help

@@ -542,14 +542,16 @@ def write_report(outcome: RunResult, out_dir: Path | str, *, run_id: str | None 
 
 def _our_link(link: Path) -> bool:
     """True if `link` is a `latest` link verify made: a symbolic link to one plain name, a report folder beside it (a
-    user's link to a folder of their own was replaced)."""
+    user's link to a folder of their own was replaced), or, where that folder is gone, named as verify names runs."""
     try:
         target = os.readlink(link)
     except OSError:
         return False
     if "/" in target or "\\" in target or target in ("", ".", ".."):
         return False
-    return not (link.parent / target).exists() or is_report(link.parent / target)
+    if not (link.parent / target).exists():  # dangling: ours if it names a run folder as verify names them
+        return bool(RUN_ID.fullmatch(target))
+    return is_report(link.parent / target)
 
 
 def update_latest(root: Path, target: Path) -> Path:
