@@ -330,7 +330,11 @@ def test_latest_never_replaces_a_link_verify_did_not_make(tmp_path):
         update_latest(tmp_path, tmp_path / "a")
     assert os.readlink(tmp_path / "latest") == "/somewhere/else"
     (tmp_path / "latest").unlink()
-    (tmp_path / "latest").symlink_to("older-run")  # verify's: one plain name
+    (tmp_path / "latest").symlink_to("my-notes")  # one plain name, gone, not a run's: the user's
+    with pytest.raises(ParameterError, match="not the link verify keeps"):
+        update_latest(tmp_path, tmp_path / "a")
+    (tmp_path / "latest").unlink()
+    (tmp_path / "latest").symlink_to("20261127T101500Z")  # verify's: a run folder's name (the run since deleted)
     assert update_latest(tmp_path, tmp_path / "a") == tmp_path / "latest"
     assert os.readlink(tmp_path / "latest") == "a" and sorted(os.listdir(tmp_path)) == ["a", "latest"]
 
