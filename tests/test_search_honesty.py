@@ -103,3 +103,14 @@ def test_a_certification_cut_by_the_budget_is_not_a_counterexample(monkeypatch):
                                              max_examples=30)
     assert outcome.counterexample is None and outcome.uncertified > 0 and outcome.capped == 0
     assert any("ran out of time" in reason for reason in outcome.uncertified_reasons)
+
+
+def test_a_sum_too_long_to_evaluate_is_a_cap_not_an_undefined_bound():
+    """Sum(alpha/k^2, k, 1, 10^12) is well defined but beyond the 1e5 terms evaluated: every point counts as over a
+    cap, with the reason (it was counted 'undefined', with none)."""
+    from verify.testing.falsify import search_outcome, user_theorem
+
+    theorem = user_theorem("Sum(alpha/k**2, k, 1, 10**12)", "sampled_gaussian", "upper")
+    outcome = search_outcome(theorem, theorem.applications[0], max_examples=5, budget_s=20)
+    assert outcome.undefined == 0 and outcome.capped == outcome.tried > 0
+    assert any("more than 100000" in r for r in outcome.failure_reasons)

@@ -15,7 +15,7 @@ from typing import Any
 import sympy as sp
 from sympy.concrete.expr_with_limits import ExprWithLimits
 
-from verify.errors import ParameterError
+from verify.errors import ParameterError, ResourceLimitError
 
 MAX_TERMS = 100_000
 
@@ -28,8 +28,8 @@ def integer_range(lo: Any, hi: Any) -> range:
         if not math.isfinite(x) or x != math.floor(x):
             raise ParameterError(f"the {name} end of a sum or min range must be an integer, got {v}")
         ends.append(int(x))
-    if ends[1] - ends[0] + 1 > MAX_TERMS:
-        raise ParameterError(f"a sum or min range has {ends[1] - ends[0] + 1} terms, more than {MAX_TERMS}")
+    if ends[1] - ends[0] + 1 > MAX_TERMS:  # well defined, too long to evaluate here: a cap (it was "undefined")
+        raise ResourceLimitError(f"a sum or min range has {ends[1] - ends[0] + 1} terms, more than {MAX_TERMS}")
     return range(ends[0], ends[1] + 1)
 
 

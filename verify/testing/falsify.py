@@ -562,9 +562,11 @@ def require_checked(outcome: SearchOutcome, needed: int) -> None:
     points look violated in floating point but could not be certified: that is undecided, never a pass."""
     if outcome.counterexample is None and outcome.uncertified:
         reasons = "; ".join(f"{r} (x{n})" for r, n in outcome.uncertified_reasons.items())
+        capped = all(r.startswith(("DeadlineExceeded", "MemoryLimitExceeded")) for r in outcome.uncertified_reasons)
+        hint = ("the re-check ran out of time or memory (a larger --budget, or VERIFY_MEMORY_CAP)" if capped and reasons
+                else "a truth needs a rigorous `enclose`, e.g. from verify.families.closed_form")
         raise NothingChecked(f"{outcome.theorem} on {outcome.family}: {outcome.summary()}: the bound looks violated "
-                             "in floating point but no certificate could be computed (a truth needs a rigorous "
-                             "`enclose`, e.g. from verify.families.closed_form): undecided"
+                             f"in floating point but no certificate could be computed ({hint}): undecided"
                              + (f"; why: {reasons}" if reasons else ""))
     if outcome.counterexample is None and outcome.checked < needed:
         why = f"; first failure: {outcome.first_failure}" if outcome.first_failure else ""
