@@ -23,12 +23,12 @@ ENV_VAR = "VERIFY_BACKEND"
 
 def backend_name(name: str | None = None) -> str:
     """The backend a run uses: `name`, else $VERIFY_BACKEND, else numpy."""
-    return str(name or os.environ.get(ENV_VAR) or "numpy")
+    return name if name is not None else os.environ.get(ENV_VAR, "numpy")
 
 
 def get_namespace(name: str | None = None) -> ModuleType:
     """Array namespace for backend `name` (None: env VERIFY_BACKEND, else numpy)."""
-    name = name if name is not None else os.environ.get(ENV_VAR, "numpy")
+    name = backend_name(name)
     if name == "numpy":
         return array_api_compat.array_namespace(np.empty(0))
     if name == "array_api_strict":

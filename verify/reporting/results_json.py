@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = "3.2"  # 3: points and skipped points as columns (verify.reporting.columns); 3.1: run.git_commit;
 # 3.2: figure.typical
-SCHEMA_FILE = RESULTS_SCHEMA  # named in every results file (verify.runner recognises its own files by it)
 # distributions whose versions a run records, with the module whose __version__ stands in without metadata
 VERSIONED = {"dp-verify": "verify", "hypothesis": "hypothesis", "python-flint": "flint", "sympy": "sympy",
              "mpmath": "mpmath", "numpy": "numpy", "scipy": "scipy"}
@@ -139,7 +138,7 @@ def results_document(outcome: RunResult, run_id: str | None = None) -> dict:
     statuses = [r["verdict"] for r in results]
     return json_safe({
         "schema_version": SCHEMA_VERSION,
-        "schema": SCHEMA_FILE,
+        "schema": RESULTS_SCHEMA,  # verify.runner recognises its own files by it
         "run": {"selectors": list(outcome.selectors), "seed": outcome.seed, "backend": outcome.backend,
                 "versions": package_versions(), "git_commit": git_commit(),
                 "theorems": [t.id for t in outcome.theorems]},
