@@ -273,3 +273,30 @@ def test_an_integer_order_is_drawn_as_an_integer_not_rejected(family, bound, qua
 def test_an_integer_that_is_neither_a_parameter_nor_declared_is_bad_input():
     with pytest.raises(ParameterError, match="--integer k: not a parameter"):
         user_theorem("alpha", "sampled_gaussian", "upper", integers=["k"])
+
+
+def test_a_search_names_the_region_it_drew_in_and_can_leave_it(capsys):
+    """A family's search region (where its truths are computable) steers a search, which says so; --whole-domain
+    (region=False) draws beyond it (sigma < 3/10 on sampled_gaussian_composed) and names no region."""
+    from verify.cli import main
+    from verify.testing.falsify import falsify_outcome
+
+    inside = falsify_outcome("-1", "sampled_gaussian_composed", "lower", max_examples=15, budget_s=60)
+    assert inside.region and "sigma >= 3/10" in inside.region and "search region" in inside.summary()
+    assert inside.to_dict()["region"] == list(inside.region)
+    theorem = user_theorem("-1", "sampled_gaussian_composed", "lower")
+    app = theorem.applications[0]
+    drawn = []
+
+    @settings(max_examples=60, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(point_strategy(theorem, app, region=False))
+    def collect(point):
+        drawn.append(point)
+
+    collect()
+    assert any(p["sigma"] < 0.3 for p in drawn) and all(admissible(theorem, app, p) for p in drawn)
+    code = main(["falsify", "--family", "sampled_gaussian_composed", "--side", "lower", "-1", "--whole-domain",
+                 "--max-examples", "20", "--min-checked", "0", "--json"])
+    assert code in (0, 3)
+    assert '"region": []' in capsys.readouterr().out
+    assert main(["families"]) == 0 and "searched in: sigma >= 3/10" in capsys.readouterr().out

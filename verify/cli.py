@@ -339,7 +339,8 @@ def cmd_falsify(args: argparse.Namespace) -> int:
         outcome = falsify_outcome(args.bound, args.family, args.side, args.assume, budget_s=args.budget,
                                   seed=args.seed, quantity=args.quantity, bind=dict(args.bind), defaults=fixed,
                                   max_examples=args.max_examples, conventions=args.convention, symbols=args.symbol,
-                                  integers=args.integer, progress=lambda label, i, n: bar("search", label, i, n))
+                                  integers=args.integer, progress=lambda label, i, n: bar("search", label, i, n),
+                                  region=not args.whole_domain)
     finally:
         bar.close()
     if args.json:
@@ -509,6 +510,9 @@ def build_parser() -> argparse.ArgumentParser:
                         f"(default min({MIN_CHECKED}, --max-examples))")
     p.add_argument("--budget", type=_bounded(float, "--budget", 0, strict=True), default=60.0,
                    help="wall-clock cap in seconds on the whole search, shrinking included (default 60)")
+    p.add_argument("--whole-domain", action="store_true",
+                   help="draw from the family's whole domain, not from its search region (where its truths are "
+                        "computable within the caps; `verify families` shows it)")
     p.add_argument("--convention", action="append", default=[], metavar="NAME",
                    help="define symbols of the bound by a named convention, e.g. lipschitz_replace_one (L = S/2); "
                         "`verify conventions` lists them (repeatable)")
@@ -581,6 +585,8 @@ def cmd_conventions(args: argparse.Namespace) -> int:
 
 
 def cmd_families(args: argparse.Namespace) -> int:
+    import sympy as sp
+
     from verify.families import FAMILIES
 
     for fam in FAMILIES.values():
@@ -589,6 +595,8 @@ def cmd_families(args: argparse.Namespace) -> int:
         for p in fam.parameters:
             only = f" (for {', '.join(q.value for q in p.quantities)})" if p.quantities else ""
             print(_wrapped(f"    {p.name:<10} {p.description}{only}"))
+        if fam.search_region:
+            print(_wrapped(f"  searched in: {', '.join(sp.sstr(c) for c in fam.search_region)}"))
         print()
     return 0
 

@@ -370,6 +370,10 @@ class Family:
     constraints: tuple[Assumption, ...] = ()  # conditions linking parameters, e.g. 1 <= t <= n
     expensive: bool = False  # truths cost ~0.1 s or more (grids, quadrature, sampling): search them sparingly
     estimated: bool = False  # Monte-Carlo truths: never certify a violation, so the run's falsifier skips them
+    # where a search draws (verify.testing.strategies): conditions on the parameters inside which the truths are
+    # computed within the default caps, with room to spare at their edges (a search weights edges); the checker
+    # ignores them, and a search whose theorem leaves no point inside them draws from the whole domain
+    search_region: tuple[sp.Basic, ...] = ()
 
     def __repr__(self) -> str:
         from verify.reporting.notebook import family_line

@@ -84,10 +84,20 @@ _DOC = ("One DP-SGD step (Poisson rate q, noise N(0, s^2) on U) on D = n_a point
 _METHOD = ("exact mixture over the batch counts (binomial weights), both orders by Gauss-Legendre quadrature with an "
            "error bound, Arb enclosure")
 
+def _step_region(rule: str) -> tuple[sp.Basic, ...]:
+    """Where a search draws: binomial weights q^k (1 - q)^(n - k) that stay above the float range (n_a + n_b <= 40,
+    q >= 1e-6; an underflowed weight opens the float interval), and a quadrature over the Rényi tilt alpha x (the
+    spread of U) of at most a few thousand panels of width s (the spread is n_a + n_b + 1 for the sum rule, 2 for
+    the mean rule)."""
+    spread = n_a + n_b + 1 if rule == "sum" else 2
+    return (n_a + n_b <= 40, q >= sp.Rational(1, 10**6), alpha * spread <= 200 * s)
+
+
 def _step_family(rule: str, update: str) -> Family:
     return Family(name=f"dpsgd_{rule}_step", description=f"{_DOC}; {rule} rule {update}.", parameters=_STEP_PARAMS,
                   facts=frozenset({"add_remove", "poisson_subsampling", f"{rule}_rule", "fixed_state"}),
-                  truths=_step_truths(rule), method=_METHOD, constraints=_SIZE, expensive=True)
+                  truths=_step_truths(rule), method=_METHOD, constraints=_SIZE, expensive=True,
+                  search_region=_step_region(rule))
 
 
 DPSGD_SUM_STEP = _step_family("sum", "U(B) = sum of the batch's gradients")

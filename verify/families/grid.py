@@ -60,6 +60,9 @@ NOISY_GD_PROJECTED_1D = Family(
     truths={_R: _projected_renyi, _RISK: _projected_risk},
     method="1-D transfer matrix with boundary atoms, refined grid error estimate",
     expensive=True,
+    # a search draws where [-R, R] holds at most ~17,000 cells of the refined step min(s/20, R/40), s = sqrt(2 eta)
+    # sigma (the grid's cap is 40,000)
+    search_region=(R <= 300 * sigma * sp.sqrt(eta), alpha <= 50),
 )
 
 
@@ -92,6 +95,13 @@ NOISY_GD_LOGISTIC_1D = Family(
     truths={_R: _logistic_renyi},
     method="1-D transfer matrix, refined grid error estimate",
     expensive=True,
+    # a search draws where the iterates' window (the start's sd sigma/sqrt(lam) by default) holds few cells of the
+    # step s/8, s = sqrt(2 eta) sigma, and the second law keeps a float density at the Rényi tilt (alpha |x| <= 10
+    # sigma), and R_alpha, about alpha x^2/(lam n^2 sigma^2), above the grid's absolute float floor (1e-13); x > 0
+    # only (x < 0 is the mirror image of -x with xo -> -xo, the same divergence)
+    search_region=(sigma >= sp.Rational(1, 20), eta >= sp.Rational(1, 100), eta <= 2, alpha <= 20,
+                   alpha * x <= 10 * sigma, x >= sigma / 100, n <= 50, xo >= -5, xo <= 5,
+                   lam >= sp.Rational(1, 20), lam <= 10),
 )
 
 
@@ -122,4 +132,8 @@ PNSGD_PROJECTED_1D = Family(
     method="1-D transfer matrix with boundary atoms, refined grid error estimate",
     expensive=True,
     constraints=(Assumption("index_in_range", t <= n, "1 <= t <= n"),),
+    # a search draws where the atoms at +-R keep a mass above the float range (R within 20 step noises eta sigma of
+    # the start) and [-R, R] holds few cells of the step min(eta sigma/20, R/40); L >= sigma/20 keeps R_alpha above
+    # the grid's absolute float floor (1e-13)
+    search_region=(R <= 20 * eta * sigma, L <= 10 * sigma, L >= sigma / 20, alpha <= 50),
 )

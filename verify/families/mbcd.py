@@ -282,6 +282,9 @@ MBCD_QUADRATIC_SHUFFLED = Family(
            "and an Arb enclosure",
     constraints=(_CURVATURES, _SHUFFLED_CAP),
     expensive=True,
+    # a search draws where Theorem 4.6's recursions stay within their step cap ((2K + 3)(K + 2) m terms) and the
+    # mixture's quadrature over the Rényi tilt within the memory cap
+    search_region=(K**2 * m <= 6000,),
 )
 
 _COUPLED = ("Algorithm 1 on two coupled released scalar blocks, l(u, v; x) = (lam/2)(u - x)^2 + (mu_c/2)(v - u)^2: "

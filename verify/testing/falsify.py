@@ -51,7 +51,7 @@ from verify.model import (
 )
 from verify.parsing import ALLOWED_CONSTANTS, ALLOWED_FUNCTIONS, parse_expression
 from verify.results import PointResult, Verdict, params_text
-from verify.testing.strategies import free_parameters, point_strategy
+from verify.testing.strategies import free_parameters, search_plans, strategy_of
 
 SIDES = {"upper": Direction.UPPER, "lower": Direction.LOWER, "exact": Direction.EXACT}
 MIN_CHECKED = 10  # a search that checked fewer points (and found nothing) is NothingChecked, never a pass
@@ -102,6 +102,7 @@ class SearchOutcome:
     undecided: int = 0  # points whose truth interval (a confidence interval, a bracket) overlaps the bound
     failure_reasons: Mapping[str, int] = field(default_factory=dict)  # why points failed or were capped, counted
     uncertified_reasons: Mapping[str, int] = field(default_factory=dict)  # why re-checks did not certify, counted
+    region: tuple[str, ...] = ()  # the family's search region the points were drawn in (); () for the whole domain
 
     def __repr__(self) -> str:
         from verify.reporting.notebook import outcome_line
@@ -120,6 +121,7 @@ class SearchOutcome:
                 "uncertified": self.uncertified, "undecided": self.undecided,
                 "failure_reasons": dict(self.failure_reasons), "uncertified_reasons": dict(self.uncertified_reasons),
                 "seconds": self.seconds, "budget_hit": self.budget_hit, "first_failure": self.first_failure,
+                "region": list(self.region),
                 "counterexample": self.counterexample.to_dict() if self.counterexample else None}
 
     def summary(self) -> str:
@@ -136,7 +138,8 @@ class SearchOutcome:
                 parts.append(f"{count} {what}")
         detail = f" (of {self.tried} tried: {', '.join(parts)})" if parts else f" (of {self.tried} tried)"
         budget = "; stopped by the time budget" if self.budget_hit else ""
-        return f"{self.checked} points checked{detail}{budget}"
+        region = f"; drawn in the family's search region ({', '.join(self.region)})" if self.region else ""
+        return f"{self.checked} points checked{detail}{budget}{region}"
 
 
 @dataclass(frozen=True)
@@ -213,7 +216,8 @@ def _tally(reasons: dict[str, int], reason: str) -> None:
 
 def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 2000, budget_s: float = 10.0,
                    seed: int = 0, companions: Sequence[Theorem] = (),
-                   progress: Callable[[str, int, int], None] | None = None, shrink: bool = True) -> SearchOutcome:
+                   progress: Callable[[str, int, int], None] | None = None, shrink: bool = True,
+                   region: bool = True) -> SearchOutcome:
     """Hypothesis search for a VIOLATED point of `theorem` on `app`, with the counts of what it did.
 
     `max_examples` bounds the points tried (reproducible for a seed); `budget_s` caps the whole search in wall-clock
@@ -223,7 +227,9 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
     re-check that is undecided, capped or fails is an *uncertified* point, and the reasons are kept.
     `progress(label, tried, max_examples)` is called as each point is tried (verify.progress draws it). `shrink=False`
     keeps the first certified counterexample instead of shrinking it (hypothesis's shrinker re-draws points, costly
-    ones included: the catalog run's searches skip it).
+    ones included: the catalog run's searches skip it). `region`: draw inside the family's search region
+    (`Family.search_region`: where its truths are computable within the caps), where the theorem leaves points
+    there; `region=False` searches the whole domain. The outcome names the region's conditions it used.
     """
     _validate(max_examples, budget_s, None)
     start = time.monotonic()
@@ -306,9 +312,11 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
     phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
     config = settings(max_examples=max_examples, deadline=None, database=None, phases=phases,
                       suppress_health_check=list(HealthCheck))
+    used: tuple[str, ...] = ()
     try:  # the strategy's analysis of the assumptions (which can be heavy) is part of the search: under its budget
         with deadline(max(end - time.monotonic(), 1e-3), "the search's time budget"):
-            strategy = point_strategy(theorem, app)
+            ps, used = search_plans(theorem, app, region)
+            strategy = strategy_of(ps)
     except DeadlineExceeded:
         strategy, state["budget_hit"] = None, True
     try:  # hypothesis's own machinery is never interrupted: the predicate stops it once the budget is spent
@@ -335,7 +343,7 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
     return SearchOutcome(theorem.id, app.family, seed, counts["tried"], counts["checked"], excluded,
                          counts["undefined"], counts["capped"], counts["failed"], time.monotonic() - start,
                          state["budget_hit"], found, state["first_failure"], counts["uncertified"],
-                         counts["undecided"], failures, uncertified)
+                         counts["undecided"], failures, uncertified, used)
 
 
 def search(theorem: Theorem, app: Application, *, max_examples: int = 2000, budget_s: float = 10.0,
@@ -526,14 +534,15 @@ def falsify_outcome(bound: sp.Expr | str, family: str, side: str = "upper",
                     defaults: Mapping[str, sp.Expr | str] | None = None, max_examples: int = 2000,
                     conventions: Sequence[str] = (), symbols: Sequence[str] = (),
                     integers: Sequence[str] = (),
-                    progress: Callable[[str, int, int], None] | None = None) -> SearchOutcome:
+                    progress: Callable[[str, int, int], None] | None = None, region: bool = True) -> SearchOutcome:
     """Search `family`'s parameter space for a point where `bound` is on the wrong side of the truth; the full
-    record of the search (points tried, checked, excluded and why, the counterexample if any)."""
+    record of the search (points tried, checked, excluded and why, the counterexample if any). `region` as in
+    `search_outcome`."""
     _validate(max_examples, budget_s, None)
     theorem = user_theorem(bound, family, side, quantity=quantity, extra_assumptions=extra_assumptions, bind=bind,
                            defaults=defaults, conventions=conventions, symbols=symbols, integers=integers)
     return search_outcome(theorem, theorem.applications[0], max_examples=max_examples, budget_s=budget_s, seed=seed,
-                          progress=progress)
+                          progress=progress, region=region)
 
 
 def falsify(bound: sp.Expr | str, family: str, side: str = "upper", extra_assumptions: Sequence[sp.Basic | str] = (),
@@ -541,18 +550,19 @@ def falsify(bound: sp.Expr | str, family: str, side: str = "upper", extra_assump
             bind: Mapping[str, sp.Expr | str] | None = None, defaults: Mapping[str, sp.Expr | str] | None = None,
             max_examples: int = 2000, min_checked: int | None = None,
             conventions: Sequence[str] = (), symbols: Sequence[str] = (),
-            integers: Sequence[str] = ()) -> Counterexample | None:
+            integers: Sequence[str] = (), region: bool = True) -> Counterexample | None:
     """Search `family`'s parameter space for a point where `bound` is on the wrong side of the truth.
 
     Returns the shrunk, certified counterexample, or None when none was found among the points checked; raises
     NothingChecked (CLI exit 3) when fewer than `min_checked` points (default min(10, max_examples)) could be
     checked: contradictory assumptions, a bound undefined everywhere, a budget too small. `extra_assumptions`
-    restrict the search (SymPy conditions or strings); `symbols` declare the bound's own variables ("eps0 > 0").
+    restrict the search (SymPy conditions or strings); `symbols` declare the bound's own variables ("eps0 > 0");
+    `region=False` searches beyond the family's search region (see `search_outcome`).
     """
     needed = _validate(max_examples, budget_s, min_checked)
     outcome = falsify_outcome(bound, family, side, extra_assumptions, budget_s, seed, quantity=quantity, bind=bind,
                               defaults=defaults, max_examples=max_examples, conventions=conventions,
-                              symbols=symbols, integers=integers)
+                              symbols=symbols, integers=integers, region=region)
     require_checked(outcome, needed)
     return outcome.counterexample
 

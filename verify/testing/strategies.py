@@ -17,6 +17,10 @@ the application's defaults and bindings are substituted):
 
 Edges get extra weight: n = 1, 2, K = 1, alpha near 1 and large, a step size near its limit, tiny and huge scales.
 The caller still checks every point against every condition.
+
+A family may declare a search region (`Family.search_region`: where its truths are computable within the caps, e.g.
+a DP-SGD step's binomial weights above the float range); points are drawn inside it as inside any condition, unless
+the theorem leaves no point there (then from the whole domain). The checker ignores it.
 """
 
 from __future__ import annotations
@@ -86,14 +90,21 @@ class Plan:
     derived: Mapping[str, sp.Expr]
 
 
-def free_parameters(theorem: Theorem, app: Application) -> dict[str, sp.Symbol]:
-    """The parameters a point must give: family parameters the quantity (and FromFamily binds) need, plus
-    theorem-only symbols, minus those the application derives."""
+def _family_names(theorem: Theorem, app: Application) -> set[str]:
+    """The family parameters the quantity (and FromFamily binds) need, but those a FromFamily bind moves."""
     fam = get_family(app.family)
     names = set(fam.parameter_names(theorem.quantity))
     for target in app.bind.values():
         if isinstance(target, FromFamily):  # the arguments it moves (`at`) are expressions, not drawn
             names |= set(fam.parameter_names(target.quantity)) - set(target.at)
+    return names
+
+
+def free_parameters(theorem: Theorem, app: Application) -> dict[str, sp.Symbol]:
+    """The parameters a point must give: family parameters the quantity (and FromFamily binds) need, plus
+    theorem-only symbols, minus those the application derives."""
+    fam = get_family(app.family)
+    names = _family_names(theorem, app)
     symbols = {p.name: p.symbol for p in fam.parameters if p.name in names}
     # a theorem symbol named like a family parameter the quantity does not need (alpha of an RDP-to-DP conversion on
     # an eps(delta) truth) is the theorem's own: drawn from its assumptions
@@ -115,12 +126,23 @@ def _substitutions(theorem: Theorem, app: Application) -> dict[sp.Symbol, sp.Bas
     return subs
 
 
-def conditions(theorem: Theorem, app: Application) -> list[sp.Basic]:
+def _region(theorem: Theorem, app: Application) -> list[sp.Basic]:
+    """The conditions of the family's search region on parameters a point of `theorem` on `app` gives."""
+    names = _family_names(theorem, app) - set(app.defaults) - set(app.bind)
+    return [c for c in map(sp.sympify, get_family(app.family).search_region) if _names(c) <= names]
+
+
+def conditions(theorem: Theorem, app: Application, region: bool = False) -> list[sp.Basic]:
     """Every condition a point must satisfy, with the application's bindings and defaults substituted; a derived
-    value must also have the sign its symbols declare (sigma = sqrt(...) > 0), which the checker enforces."""
+    value must also have the sign its symbols declare (sigma = sqrt(...) > 0), which the checker enforces.
+    `region`: also the family's search region (`Family.search_region`), where it names only family parameters the
+    point gives (not those the application fixes or derives; a theorem symbol named like a parameter the quantity
+    does not need is the theorem's own)."""
     fam = get_family(app.family)
     subs = _substitutions(theorem, app)
     conds = [p.domain for p in fam.parameters] + [c.condition for c in fam.constraints]
+    if region:
+        conds += _region(theorem, app)
     conds += [a.condition for a in theorem.assumptions]
     conds = [sp.sympify(c).xreplace(subs) for c in conds]
     declared = [p.symbol for p in fam.parameters] + list(theorem.symbols)
@@ -399,11 +421,26 @@ def _by_name(expr: sp.Basic, free: Mapping[str, sp.Symbol]) -> sp.Basic:
     return expr.xreplace({s: free[s.name] for s in expr.free_symbols if s.name in free and s != free[s.name]})
 
 
-def plans(theorem: Theorem, app: Application) -> list[Plan]:
+def plans(theorem: Theorem, app: Application, region: bool = True) -> list[Plan]:
     """Analyse the conditions of `theorem` on `app` into ways of drawing points (see the module's docstring): one per
-    choice of a branch of each Or among them (at most _MAX_BRANCHES; beyond, the Ors are left to the caller)."""
+    choice of a branch of each Or among them (at most _MAX_BRANCHES; beyond, the Ors are left to the caller).
+    `region`: inside the family's search region where some plan can draw there (else from the whole domain)."""
+    return search_plans(theorem, app, region)[0]
+
+
+def search_plans(theorem: Theorem, app: Application, region: bool = True) -> tuple[list[Plan], tuple[str, ...]]:
+    """`plans`, and the conditions of the family's search region they draw inside (as text; () where the family has
+    none, `region` is off, or no plan can draw inside it, so that the points come from the whole domain)."""
+    if region and get_family(app.family).search_region:
+        inside = _plans(theorem, app, True)
+        if any(all(pieces for pieces in p.pieces.values()) for p in inside):
+            return inside, tuple(sp.sstr(c) for c in _region(theorem, app))
+    return _plans(theorem, app, False), ()
+
+
+def _plans(theorem: Theorem, app: Application, region: bool) -> list[Plan]:
     free = free_parameters(theorem, app)
-    conds = conditions(theorem, app)
+    conds = conditions(theorem, app, region)
     integer = _integer_names(theorem, app, free, conds)
     least = _least(conds, free)
     clauses = [_alternatives(_rewritten(_by_name(c, free), least)) for c in conds]
@@ -725,10 +762,16 @@ def _dependent(draw, x: str, values: Mapping[str, float], p: Plan) -> float | in
     return _place_real(chosen, *draw(_REAL_PLACE))
 
 
-def point_strategy(theorem: Theorem, app: Application) -> st.SearchStrategy[dict[str, float]]:
+def point_strategy(theorem: Theorem, app: Application, region: bool = True) -> st.SearchStrategy[dict[str, float]]:
     """Points (name -> value) for the free parameters of `theorem` on `app.family`, drawn inside its conditions
-    wherever the strategy can read them; points that still break one are rejected by the caller's check."""
-    return st.one_of(*(_points(p) for p in plans(theorem, app)))
+    wherever the strategy can read them (and, with `region`, inside the family's search region: see `plans`);
+    points that still break one are rejected by the caller's check."""
+    return strategy_of(plans(theorem, app, region))
+
+
+def strategy_of(ps: list[Plan]) -> st.SearchStrategy[dict[str, float]]:
+    """The points of the plans `ps`."""
+    return st.one_of(*(_points(p) for p in ps))
 
 
 def _points(p: Plan) -> st.SearchStrategy[dict[str, float]]:
@@ -750,7 +793,8 @@ def _points(p: Plan) -> st.SearchStrategy[dict[str, float]]:
     return points()
 
 
-def admissible(theorem: Theorem, app: Application, point: Mapping[str, float]) -> bool:
-    """True if `point` satisfies every condition (used to test the strategies themselves)."""
-    return all(condition_holds(c, point) for c in conditions(theorem, app)
+def admissible(theorem: Theorem, app: Application, point: Mapping[str, float], region: bool = False) -> bool:
+    """True if `point` satisfies every condition, and with `region` the family's search region too (used to test the
+    strategies themselves)."""
+    return all(condition_holds(c, point) for c in conditions(theorem, app, region)
                if {s.name for s in c.free_symbols} <= set(point))
