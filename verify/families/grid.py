@@ -60,9 +60,9 @@ NOISY_GD_PROJECTED_1D = Family(
     truths={_R: _projected_renyi, _RISK: _projected_risk},
     method="1-D transfer matrix with boundary atoms, refined grid error estimate",
     expensive=True,
-    # a search draws where [-R, R] holds at most ~17,000 cells of the refined step min(s/20, R/40), s = sqrt(2 eta)
-    # sigma (the grid's cap is 40,000)
-    search_region=(R <= 300 * sigma * sp.sqrt(eta), alpha <= 50),
+    # a search draws where [-R, R] holds at most ~5,700 cells of the refined step min(s/20, R/40), s = sqrt(2 eta)
+    # sigma (the grid's cap is 40,000; a point near it costs seconds)
+    search_region=(R <= 100 * sigma * sp.sqrt(eta), alpha <= 50),
 )
 
 
