@@ -336,13 +336,14 @@ class SearchSummary:
     undecided: int = 0
     failure_reasons: Mapping[str, int] = field(default_factory=dict)  # why points failed or hit a cap, counted
     uncertified_reasons: Mapping[str, int] = field(default_factory=dict)  # why re-checks did not certify, counted
+    region: tuple[str, ...] = ()  # the family's search region the points were drawn in; () for the whole domain
 
     def to_dict(self) -> dict:
         return {"examples": self.examples, "tried": self.tried, "checked": self.checked, "excluded": self.excluded,
                 "undefined": self.undefined, "capped": self.capped, "failed": self.failed,
                 "uncertified": self.uncertified, "undecided": self.undecided, "seed": self.seed, "found": self.found,
                 "failure_reasons": dict(sorted(self.failure_reasons.items())),
-                "uncertified_reasons": dict(sorted(self.uncertified_reasons.items()))}
+                "uncertified_reasons": dict(sorted(self.uncertified_reasons.items())), "region": list(self.region)}
 
 
 @dataclass(frozen=True)

@@ -372,7 +372,7 @@ class Family:
     estimated: bool = False  # Monte-Carlo truths: never certify a violation, so the run's falsifier skips them
     # where a search draws (verify.testing.strategies): conditions on the parameters inside which the truths are
     # computed within the default caps, with room to spare at their edges (a search weights edges); the checker
-    # ignores them, and a search whose theorem leaves no point inside them draws from the whole domain
+    # ignores them, and a branch of a theorem's conditions that leaves no point inside them is drawn over its domain
     search_region: tuple[sp.Basic, ...] = ()
 
     def __repr__(self) -> str:

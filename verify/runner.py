@@ -320,5 +320,5 @@ def falsify_application(theorem: Theorem, app: Application, result: ApplicationR
     summary = SearchSummary(examples, seed, found is not None, outcome.tried, outcome.checked,
                             sum(outcome.excluded.values()), outcome.undefined, outcome.capped, outcome.failed,
                             outcome.uncertified, outcome.undecided, outcome.failure_reasons,
-                            outcome.uncertified_reasons)
+                            outcome.uncertified_reasons, outcome.region)
     return dataclasses.replace(result, points=points, verdict=verdict, search=summary)

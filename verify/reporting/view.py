@@ -124,6 +124,8 @@ def falsifier_text(r: Mapping) -> str:
               (f.get("undecided", 0), "undecided (the truth's interval overlaps the bound)")]
     detail = ", ".join(f"{n} {why}" for n, why in others if n)
     tried = f"{f['tried']} tried" + (f": {detail}" if detail else "")
+    if f.get("region"):
+        tried += f"; drawn in the family's search region {', '.join(f['region'])}"
     if f.get("found"):
         return f"found a certified violation ({f['checked']} points checked, {tried}; seed {f['seed']})"
     if not f["checked"]:

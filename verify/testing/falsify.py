@@ -9,21 +9,15 @@ Hypothesis shrinks the point; a last pass rounds each value to few significant d
 from __future__ import annotations
 
 import ast
-import contextlib
 import random
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import sympy as sp
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import NoSuchExample, Unsatisfiable
-
-try:  # private: the pool of constants that hypothesis >= 6.131 harvests from local modules (see _no_local_constants)
-    from hypothesis.internal.conjecture import providers as _providers
-except ImportError:  # pragma: no cover - older hypothesis: no such pool
-    _providers = None
 
 from verify.checker import check_point
 from verify.conventions import convention_binds
@@ -51,33 +45,10 @@ from verify.model import (
 )
 from verify.parsing import ALLOWED_CONSTANTS, ALLOWED_FUNCTIONS, parse_expression
 from verify.results import PointResult, Verdict, params_text
-from verify.testing.strategies import free_parameters, search_plans, strategy_of
+from verify.testing.strategies import free_parameters, no_local_constants, search_plans, strategy_of
 
 SIDES = {"upper": Direction.UPPER, "lower": Direction.LOWER, "exact": Direction.EXACT}
 MIN_CHECKED = 10  # a search that checked fewer points (and found nothing) is NothingChecked, never a pass
-
-
-@contextlib.contextmanager
-def _no_local_constants() -> Iterator[None]:
-    """Hide hypothesis's pool of constants harvested from the caller's modules during a search.
-
-    Hypothesis draws about one value in twenty from the literals of every "local" module in sys.modules, so the
-    points a seed generates would depend on what the caller imported (a pytest session, an editable install, a
-    user's script), and the same seed would not give the same JSON. Its global constants stay in use. Versions of
-    hypothesis without the pool (before 6.131) need nothing hidden; the hook is looked up, never assumed.
-    """
-    saved = getattr(_providers, "_get_local_constants", None)
-    cache = getattr(_providers, "CONSTANTS_CACHE", None)
-    if saved is None or cache is None or not hasattr(_providers, "Constants"):
-        yield
-        return
-    _providers._get_local_constants = lambda: _providers.Constants()
-    cache.cache.clear()
-    try:
-        yield
-    finally:
-        _providers._get_local_constants = saved
-        cache.cache.clear()
 
 
 @dataclass(frozen=True)
@@ -321,7 +292,7 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
         strategy, state["budget_hit"] = None, True
     try:  # hypothesis's own machinery is never interrupted: the predicate stops it once the budget is spent
         if strategy is not None:
-            with _no_local_constants():
+            with no_local_constants():
                 find(strategy, violated, settings=config, random=random.Random(seed))
     except (NoSuchExample, Unsatisfiable, _BudgetSpent):
         pass
@@ -580,6 +551,8 @@ def require_checked(outcome: SearchOutcome, needed: int) -> None:
                              + (f"; why: {reasons}" if reasons else ""))
     if outcome.counterexample is None and outcome.checked < needed:
         why = f"; first failure: {outcome.first_failure}" if outcome.first_failure else ""
+        if outcome.region:
+            why += "; --whole-domain (region=False) searches beyond the family's search region"
         raise NothingChecked(f"{outcome.theorem} on {outcome.family}: only {outcome.summary()}, fewer than the "
                              f"{needed} required: no evidence either way{why}")
 

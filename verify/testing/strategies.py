@@ -19,24 +19,58 @@ Edges get extra weight: n = 1, 2, K = 1, alpha near 1 and large, a step size nea
 The caller still checks every point against every condition.
 
 A family may declare a search region (`Family.search_region`: where its truths are computable within the caps, e.g.
-a DP-SGD step's binomial weights above the float range); points are drawn inside it as inside any condition, unless
-the theorem leaves no point there (then from the whole domain). The checker ignores it.
+a DP-SGD step's binomial weights above the float range); points are drawn inside it as inside any condition, but
+for a branch of the theorem's conditions where a seeded probe finds no point there (drawn over its own domain). The
+checker ignores it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
-from collections.abc import Iterable, Mapping
+import random
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 
 import mpmath
 import sympy as sp
+from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
+from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from verify.families import family as get_family
 from verify.model import Application, FromFamily, Theorem, condition_holds, evaluate
+
+try:  # private: the pool of constants that hypothesis >= 6.131 harvests from local modules (see no_local_constants)
+    from hypothesis.internal.conjecture import providers as _providers
+except ImportError:  # pragma: no cover - older hypothesis: no such pool
+    _providers = None
+
+
+@contextlib.contextmanager
+def no_local_constants() -> Iterator[None]:
+    """Hide hypothesis's pool of constants harvested from the caller's modules during a search.
+
+    Hypothesis draws about one value in twenty from the literals of every "local" module in sys.modules, so the
+    points a seed generates would depend on what the caller imported (a pytest session, an editable install, a
+    user's script), and the same seed would not give the same JSON. Its global constants stay in use. Versions of
+    hypothesis without the pool (before 6.131) need nothing hidden; the hook is looked up, never assumed.
+    """
+    saved = getattr(_providers, "_get_local_constants", None)
+    cache = getattr(_providers, "CONSTANTS_CACHE", None)
+    if saved is None or cache is None or not hasattr(_providers, "Constants"):
+        yield
+        return
+    _providers._get_local_constants = lambda: _providers.Constants()
+    cache.cache.clear()
+    try:
+        yield
+    finally:
+        _providers._get_local_constants = saved
+        cache.cache.clear()
+
 
 INT_CAP = 10_000  # an integer parameter (K, n) is drawn from [lo, lo + INT_CAP] of its range ...
 INT_DECADES = 3  # ... or, where its range starts higher, from [lo, lo * 10^INT_DECADES]: a family whose instances
@@ -127,17 +161,17 @@ def _substitutions(theorem: Theorem, app: Application) -> dict[sp.Symbol, sp.Bas
 
 
 def _region(theorem: Theorem, app: Application) -> list[sp.Basic]:
-    """The conditions of the family's search region on parameters a point of `theorem` on `app` gives."""
-    names = _family_names(theorem, app) - set(app.defaults) - set(app.bind)
+    """The conditions of the family's search region on the family parameters of `theorem` on `app` (a theorem symbol
+    named like a parameter its quantity does not need is the theorem's own); `conditions` substitutes the values the
+    application fixes or derives into them."""
+    names = _family_names(theorem, app)
     return [c for c in map(sp.sympify, get_family(app.family).search_region) if _names(c) <= names]
 
 
 def conditions(theorem: Theorem, app: Application, region: bool = False) -> list[sp.Basic]:
     """Every condition a point must satisfy, with the application's bindings and defaults substituted; a derived
     value must also have the sign its symbols declare (sigma = sqrt(...) > 0), which the checker enforces.
-    `region`: also the family's search region (`Family.search_region`), where it names only family parameters the
-    point gives (not those the application fixes or derives; a theorem symbol named like a parameter the quantity
-    does not need is the theorem's own)."""
+    `region`: also the family's search region (`Family.search_region`, see `_region`)."""
     fam = get_family(app.family)
     subs = _substitutions(theorem, app)
     conds = [p.domain for p in fam.parameters] + [c.condition for c in fam.constraints]
@@ -424,18 +458,48 @@ def _by_name(expr: sp.Basic, free: Mapping[str, sp.Symbol]) -> sp.Basic:
 def plans(theorem: Theorem, app: Application, region: bool = True) -> list[Plan]:
     """Analyse the conditions of `theorem` on `app` into ways of drawing points (see the module's docstring): one per
     choice of a branch of each Or among them (at most _MAX_BRANCHES; beyond, the Ors are left to the caller).
-    `region`: inside the family's search region where some plan can draw there (else from the whole domain)."""
+    `region`: each branch inside the family's search region where it can draw a point there (`search_plans`)."""
     return search_plans(theorem, app, region)[0]
 
 
+REGION_PROBES = 25  # draws tried (seeded, no truth computed) before a branch is searched outside the region
+
+
 def search_plans(theorem: Theorem, app: Application, region: bool = True) -> tuple[list[Plan], tuple[str, ...]]:
-    """`plans`, and the conditions of the family's search region they draw inside (as text; () where the family has
-    none, `region` is off, or no plan can draw inside it, so that the points come from the whole domain)."""
-    if region and get_family(app.family).search_region:
-        inside = _plans(theorem, app, True)
-        if any(all(pieces for pieces in p.pieces.values()) for p in inside):
-            return inside, tuple(sp.sstr(c) for c in _region(theorem, app))
-    return _plans(theorem, app, False), ()
+    """`plans`, and the conditions of the family's search region they draw inside, as text (() where none does).
+
+    With `region`, each branch of the conditions is drawn inside the region where a seeded probe of REGION_PROBES
+    draws finds a point there, else over its own domain: assumptions that leave no point in the region, even through
+    a relation between parameters (alpha >= 101 s against alpha spread <= 200 s), or one branch of an Or outside it,
+    are still searched."""
+    whole = _plans(theorem, app, False)
+    conds = _region(theorem, app) if region else []
+    if not conds:
+        return whole, ()
+    inside = _plans(theorem, app, True)
+    if len(inside) != len(whole):  # the region changed the branches: all inside, or none
+        return (inside, _texts(conds)) if any(map(_drawable, inside)) else (whole, ())
+    chosen = [r if _drawable(r) else w for r, w in zip(inside, whole, strict=True)]
+    used = any(c is r for c, r in zip(chosen, inside, strict=True))
+    return chosen, (_texts(conds) if used else ())
+
+
+def _texts(conds: list[sp.Basic]) -> tuple[str, ...]:
+    return tuple(sp.sstr(c) for c in conds)
+
+
+def _drawable(p: Plan) -> bool:
+    """True if a seeded probe of the plan's strategy draws a point (no truth is computed)."""
+    if not all(pieces for pieces in p.pieces.values()):
+        return False
+    config = settings(max_examples=REGION_PROBES, database=None, deadline=None, phases=[Phase.generate],
+                      suppress_health_check=list(HealthCheck))
+    try:
+        with no_local_constants():
+            find(_points(p), lambda _point: True, settings=config, random=random.Random(0))
+    except (NoSuchExample, Unsatisfiable):
+        return False
+    return True
 
 
 def _plans(theorem: Theorem, app: Application, region: bool) -> list[Plan]:
