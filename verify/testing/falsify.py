@@ -32,6 +32,7 @@ from verify.errors import (
 )
 from verify.families import family as get_family
 from verify.limits import deadline
+from verify.memo import shared_truths
 from verify.model import (
     Application,
     Assumption,
@@ -243,6 +244,13 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
         if progress is not None:
             progress("shrinking the counterexample" if state["best"] else f"{counts['checked']} checked",
                      counts["tried"], max_examples)
+        with shared_truths():  # the point's truth once, for its certificate too (a run's memo where one is active)
+            found = judged(point)
+        memo[key] = found
+        return found
+
+    def judged(point: dict[str, float]) -> bool:
+        """Check the point, count what happened, and say whether it is a certified counterexample."""
         found = False
         try:
             with deadline(max(end - time.monotonic(), 1e-3), "the search's time budget"):
@@ -277,7 +285,6 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
                     state["best"] = (point, result)
             else:
                 counts["checked"] += 1
-        memo[key] = found
         return found
 
     phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
