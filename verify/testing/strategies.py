@@ -472,16 +472,18 @@ def search_plans(theorem: Theorem, app: Application, region: bool = True) -> tup
     draws finds a point there, else over its own domain: assumptions that leave no point in the region, even through
     a relation between parameters (alpha >= 101 s against alpha spread <= 200 s), or one branch of an Or outside it,
     are still searched."""
-    whole = _plans(theorem, app, False)
     conds = _region(theorem, app) if region else []
     if not conds:
-        return whole, ()
+        return _plans(theorem, app, False), ()
     inside = _plans(theorem, app, True)
+    drawable = [_drawable(r) for r in inside]
+    if all(drawable):
+        return inside, _texts(conds)
+    whole = _plans(theorem, app, False)
     if len(inside) != len(whole):  # the region changed the branches: all inside, or none
-        return (inside, _texts(conds)) if any(map(_drawable, inside)) else (whole, ())
-    chosen = [r if _drawable(r) else w for r, w in zip(inside, whole, strict=True)]
-    used = any(c is r for c, r in zip(chosen, inside, strict=True))
-    return chosen, (_texts(conds) if used else ())
+        return (inside, _texts(conds)) if any(drawable) else (whole, ())
+    chosen = [r if ok else w for r, w, ok in zip(inside, whole, drawable, strict=True)]
+    return chosen, (_texts(conds) if any(drawable) else ())
 
 
 def _texts(conds: list[sp.Basic]) -> tuple[str, ...]:
