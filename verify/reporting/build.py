@@ -98,17 +98,45 @@ _THEOREMS: dict[str, Theorem] = {}  # the run's theorems by id while a report is
 
 def _figure(theorem_id: str, family: str, base: dict[str, float], stem: Path, typical: bool = False) -> list[dict]:
     """Sweep one result around `base` (along K, alpha and n; the first of them only at a `typical` point), draw
-    `stem`.svg when some sweep has two points; return the sweeps."""
+    `stem`.svg when some sweep has two points; return the sweeps. Call it inside `shared_truths()`: the sweeps share
+    the base point's truths, their companions' and their bindings', and the figures of one family share theirs."""
     theorem = _THEOREMS[theorem_id]
     app = theorem.application(family)
     parameters = typical_parameters(app) if typical else swept_parameters(app)
-    with shared_truths():  # the sweeps share the base point's truths, their companions' and their bindings'
-        sweeps = json_safe([sweep(theorem, app, base, p).to_dict() for p in parameters])
+    sweeps = json_safe([sweep(theorem, app, base, p).to_dict() for p in parameters])
     plottable = [s for s in sweeps if len(s["values"]) >= 2]
     if plottable:
         ylabel = QUANTITY_LABEL.get(theorem.quantity.value, theorem.quantity.value)
         plot_sweeps(plottable, f"{theorem_id} — {theorem.title}", ylabel, stem)
     return sweeps
+
+
+class _FigureJob(NamedTuple):
+    """One figure of a report: its result's index, its file stem, and what `_figure` needs."""
+
+    index: int
+    name: str
+    theorem: str
+    family: str
+    base: dict[str, float]
+    stem: Path
+    typical: bool
+
+
+def _figures(jobs: Sequence[_FigureJob]) -> list[list[dict]]:
+    """The figures of one family in one task, sharing one truth memo (their sweeps meet at many points: a figure
+    each with its own memo recomputed a quarter of the report's sweep truths)."""
+    with shared_truths():
+        return [_figure(j.theorem, j.family, j.base, j.stem, j.typical) for j in jobs]
+
+
+def _by_family(jobs: Sequence[_FigureJob]) -> list[list[_FigureJob]]:
+    """The figure jobs grouped by family, largest group first (longest-processing-time order balances the
+    workers)."""
+    groups: dict[str, list[_FigureJob]] = {}
+    for j in jobs:
+        groups.setdefault(j.family, []).append(j)
+    return sorted(groups.values(), key=len, reverse=True)
 
 
 def _write(outcome: RunResult, folder: Path, run_id: str | None, progress: Progress, workers: int | None,
@@ -119,27 +147,31 @@ def _write(outcome: RunResult, folder: Path, run_id: str | None, progress: Progr
     stems = anchors(data["results"])
     plots = folder / "plots"
     plots.mkdir()
-    jobs: dict[Future, tuple[int, str]] = {}
-    parallel = len(outcome.results) >= PARALLEL_FROM
-    pool = (fork_executor(workers, len(outcome.results), outcome.backend) if parallel else None) or _Serial()
+    sweeps: dict[str, list[dict]] = {}
     try:
+        figures: list[_FigureJob] = []
+        for i, r in enumerate(outcome.results):
+            theorem = _THEOREMS[r.theorem]
+            app = theorem.application(r.family)
+            base = base_point(theorem, app, r) if app else None
+            if base is not None:
+                figures.append(_FigureJob(i, stems[i], r.theorem, r.family, base, plots / stems[i], False))
+            typical = typical_point(app, r) if base is not None else None
+            if typical is not None:
+                name = f"{stems[i]}{TYPICAL}"
+                figures.append(_FigureJob(i, name, r.theorem, r.family, typical, plots / name, True))
+        parallel = len(outcome.results) >= PARALLEL_FROM
+        groups = _by_family(figures)
+        pool = (fork_executor(workers, len(groups), outcome.backend) if parallel else None) or _Serial()
         with use_backend(outcome.backend), pool:
-            for i, r in enumerate(outcome.results):
-                theorem = _THEOREMS[r.theorem]
-                app = theorem.application(r.family)
-                base = base_point(theorem, app, r) if app else None
-                if base is not None:
-                    jobs[pool.submit(_figure, r.theorem, r.family, base, plots / stems[i])] = (i, stems[i])
-                typical = typical_point(app, r) if base is not None else None
-                if typical is not None:
-                    name = f"{stems[i]}{TYPICAL}"
-                    jobs[pool.submit(_figure, r.theorem, r.family, typical, plots / name, True)] = (i, name)
-            sweeps: dict[str, list[dict]] = {}
+            jobs = {pool.submit(_figures, group): group for group in groups}
             try:
-                for done, job in enumerate(as_completed(jobs), 1):
-                    i, name = jobs[job]
-                    sweeps[name] = job.result()
-                    progress("figures", outcome.results[i].theorem, done, len(jobs))
+                done = 0
+                for job in as_completed(jobs):
+                    for figure, swept in zip(jobs[job], job.result(), strict=True):
+                        sweeps[figure.name] = swept
+                        done += 1
+                        progress("figures", outcome.results[figure.index].theorem, done, len(figures))
             except BaseException:
                 pool.shutdown(wait=True, cancel_futures=True)  # do not finish the other figures first
                 raise
