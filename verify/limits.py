@@ -5,8 +5,9 @@ raises `DeadlineExceeded` inside the block; on any other thread (a Dask worker's
 watchdog thread raises it there asynchronously (PyThreadState_SetAsyncExc). Either way it lands between Python
 bytecodes: pure-Python loops, mpmath, between NumPy calls; a long C call ends first (code that may stay in C, or
 catch the exception, runs in a process that is killed at the deadline: verify.isolation). Deadlines are per thread
-and nest (the earliest wins); `check_deadline()` and `expired()` poll them. `deferred_deadline(what)` marks C code
-that calls back into Python (acb.integral): nothing is raised inside it; the deadline is enforced when it ends.
+and nest (the earliest wins); `check_deadline()` and `expired()` poll them (`due()`: when the earliest passes).
+`deferred_deadline(what)` marks C code that calls back into Python (acb.integral): nothing is raised inside it; the
+deadline is enforced when it ends.
 `truth_deadline()` is the default cap of one point (the checker applies it; env VERIFY_TRUTH_DEADLINE).
 `require_memory(nbytes, what)` refuses an allocation above the cap (default 1 GiB, env VERIFY_MEMORY_CAP in bytes)
 before it is made. `caps_env()`/`caps_from(env)` carry both caps to a worker whose environment lacks them (Dask).
@@ -150,7 +151,13 @@ def _me() -> _Thread:
 
 def remaining() -> float:
     """Seconds left before the innermost deadline of this thread (inf without one)."""
-    return min((e.end for e in _me().stack), default=math.inf) - time.monotonic()
+    return due() - time.monotonic()
+
+
+def due() -> float:
+    """The time.monotonic() at which the earliest deadline of this thread passes (inf without one): a callback that
+    runs thousands of times inside one C call compares the clock with it instead of polling `expired()`."""
+    return min((e.end for e in _me().stack), default=math.inf)
 
 
 def check_deadline(what: str = "computation") -> None:
