@@ -41,6 +41,49 @@ def test_decide(direction, bound, truth, verdict):
     assert decide(direction, bound, truth) is verdict
 
 
+def _series(value: float, half_width: float, enclose=lambda prec: None, method: Method = Method.SERIES) -> Truth:
+    return Truth(value, value - half_width, value + half_width, method, "synthetic", enclose=enclose)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=st.floats(1e-300, 1e300), width=st.floats(1e-14, 1e-6), place=st.floats(-1, 1),
+       direction=st.sampled_from(list(Direction)))
+def test_a_computed_truth_inside_the_tie_band_of_the_bound_is_a_tie(value, width, place, direction):
+    """The float filter's tie rule for a computed (series, grid) truth, against exact rational arithmetic: a bound
+    inside the truth's interval HOLDS exactly where the interval's end on the failing side is within TIE_RTOL of the
+    smallest magnitude among the bound and the ends; never for an estimate's interval or a truth with no enclosure."""
+    from fractions import Fraction
+
+    from verify.rigorous import TIE_RTOL
+
+    truth = _series(value, value * width)
+    bound = value + place * value * width
+    if not truth.lower <= bound <= truth.upper:
+        return
+    lo, hi, b = Fraction(truth.lower), Fraction(truth.upper), Fraction(bound)
+    tie = Fraction(TIE_RTOL) * min(abs(b), abs(lo), abs(hi))
+    over = {Direction.UPPER: hi - b, Direction.LOWER: b - lo}.get(direction, max(hi - b, b - lo))
+    good = (direction is Direction.UPPER and hi <= b) or (direction is Direction.LOWER and b <= lo)
+    assert decide(direction, bound, truth) is (Verdict.HOLDS if good or over <= tie else Verdict.INCONCLUSIVE)
+    for other in (_series(value, value * width, enclose=None),
+                  dataclasses.replace(_series(value, value * width, method=Method.MONTE_CARLO), ess=1e9)):
+        assert decide(direction, bound, other) is (Verdict.HOLDS if good else Verdict.INCONCLUSIVE)
+
+
+def test_a_tie_on_a_computed_truth_is_still_certified_in_a_grid_check():
+    """Theorem 3.2 of seed 004 at n_a = n_b = 0 is the sampled Gaussian itself: its bound and the quadrature truth agree
+    to ~1e-13, inside the quadrature's interval. The float filter calls it a tie (a search counts it as checked); a
+    grid check still re-decides it from Arb enclosures."""
+    t = CATALOG["thudi2024.theorem3_2"]
+    app = t.application("dpsgd_sum_step")
+    point = {"alpha": 4, "g_a": 0.5, "g_b": -0.25, "g_star": 1.0, "n_a": 0, "n_b": 0, "q": 0.02, "s": 0.7}
+    fast = check_point(t, app, point, rigorous=False)
+    assert fast.truth.lower <= fast.bound <= fast.truth.upper and fast.truth.method is Method.SERIES
+    assert fast.verdict is Verdict.HOLDS and fast.certificate is None
+    full = check_point(t, app, point)
+    assert full.verdict is Verdict.HOLDS and full.certificate is not None and full.certificate.precision_bits > 0
+
+
 def test_aggregate_needs_evidence():
     assert aggregate([]) is Verdict.INCONCLUSIVE
 
