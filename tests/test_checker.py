@@ -70,6 +70,17 @@ def test_a_computed_truth_inside_the_tie_band_of_the_bound_is_a_tie(value, width
         assert decide(direction, bound, other) is (Verdict.HOLDS if good else Verdict.INCONCLUSIVE)
 
 
+@pytest.mark.parametrize(("direction", "bound", "lower", "upper"), [
+    (Direction.LOWER, 1.0 + 1e-12, 1.0, math.inf),  # one end infinite
+    (Direction.UPPER, 1.7e308 * (1 - 1e-12), -1e308, 1.7e308),  # finite ends, a width beyond the float range
+])
+def test_no_tie_on_an_interval_of_infinite_width(direction, bound, lower, upper):
+    """`near_bound` cannot flag a truth whose interval has no finite width, so a tie there would be a HOLDS that no
+    grid check re-decides in Arb (found by a hostile review): such an interval decides nothing."""
+    truth = Truth(lower, lower, upper, Method.SERIES, "synthetic", enclose=lambda prec: None)
+    assert decide(direction, bound, truth) is Verdict.INCONCLUSIVE
+
+
 def test_a_tie_on_a_computed_truth_is_still_certified_in_a_grid_check():
     """Theorem 3.2 of seed 004 at n_a = n_b = 0 is the sampled Gaussian itself: its bound and the quadrature truth agree
     to ~1e-13, inside the quadrature's interval. The float filter calls it a tie (a search counts it as checked); a

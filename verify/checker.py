@@ -75,7 +75,8 @@ def _tied(direction: Direction, bound: float, truth: Truth) -> bool:
     tie = TIE_RTOL * min(abs(bound), abs(truth.lower), abs(truth.upper))
     over = {Direction.UPPER: truth.upper - bound, Direction.LOWER: bound - truth.lower}.get(
         direction, max(truth.upper - bound, bound - truth.lower))
-    return math.isfinite(tie) and over <= tie
+    width = truth.upper - truth.lower  # finite: then `near_bound` holds and `judge` re-checks the tie in Arb
+    return math.isfinite(tie) and math.isfinite(width) and over <= tie
 
 
 def _margin(direction: Direction, bound: float, truth: float) -> float:
