@@ -300,3 +300,39 @@ def test_a_search_names_the_region_it_drew_in_and_can_leave_it(capsys):
     assert code in (0, 3)
     assert '"region": []' in capsys.readouterr().out
     assert main(["families"]) == 0 and "searched in: sigma >= 3/10" in capsys.readouterr().out
+
+
+# pairs of catalog entries whose searches draw the same points (same plans): the first of each searched first
+REPLAYED = [("chen2024.lemma4_1.corrected", "chen2024.lemma4_1", "mbcd_quadratic"),  # the second finds
+            ("feldman2018.theorem1.corrected", "feldman2018.theorem1", "cni_affine"),
+            ("chourasia2021.theorem1", "chourasia2021.theorem2", "noisy_gd_quadratic"),
+            ("thudi2024.fact3_4.limit", "thudi2024.fact3_4", "holder_orders")]
+
+
+def _outcome_fields(o) -> tuple:
+    found = o.counterexample
+    return (o.tried, o.checked, dict(o.excluded), o.undefined, o.capped, o.failed, o.uncertified, o.undecided,
+            o.budget_hit, o.region, None if found is None else (found.result.params, found.result.verdict))
+
+
+@pytest.mark.parametrize(("first", "second", "family"), REPLAYED)
+@pytest.mark.parametrize("seed", [0, 7])
+def test_a_search_that_replays_another_searchs_points_has_its_outcome(first, second, family, seed, monkeypatch):
+    """A search whose plans, seed and settings match an earlier search that found nothing tries that search's points
+    without hypothesis (`_DRAWS`): the outcome (counts, exclusions, counterexample) is the one hypothesis gives, and
+    hypothesis runs only from a counterexample on."""
+    module = importlib.import_module("verify.testing.falsify")
+    cat = verify.CATALOG
+    a, b = cat[first], cat[second]
+    app_a, app_b = a.application(family), b.application(family)
+    kw = {"max_examples": 30, "budget_s": 60.0, "seed": seed, "shrink": False}
+    monkeypatch.setattr(module, "_DRAWS", {})
+    alone = module.search_outcome(b, app_b, **kw)  # hypothesis draws every point
+    monkeypatch.setattr(module, "_DRAWS", {})
+    assert module.search_outcome(a, app_a, **kw).counterexample is None and len(module._DRAWS) == 1
+    finds = []
+    real_find = module.find
+    monkeypatch.setattr(module, "find", lambda *args, **kwargs: finds.append(1) or real_find(*args, **kwargs))
+    replayed = module.search_outcome(b, app_b, **kw)
+    assert _outcome_fields(replayed) == _outcome_fields(alone)
+    assert finds == ([1] if alone.counterexample is not None else [])  # hypothesis ran only to go on from a find

@@ -51,6 +51,15 @@ from verify.testing.strategies import free_parameters, no_local_constants, searc
 SIDES = {"upper": Direction.UPPER, "lower": Direction.LOWER, "exact": Direction.EXACT}
 MIN_CHECKED = 10  # a search that checked fewer points (and found nothing) is NothingChecked, never a pass
 
+# The points a search drew, in the order it first tried them, by (plans, seed, settings), for searches that tried all
+# their points and found nothing; at most _DRAWS_KEPT searches, the oldest dropped first. While a search's predicate
+# is False, hypothesis's draws depend on the strategy, the seed and the settings alone: a later search with the same
+# key tries the same points in the same order, so it replays them without hypothesis until one is a certified
+# counterexample, and only from there runs hypothesis (which re-draws the replayed points from the search's memo).
+# Entries that differ only in their bound (a printed statement and its correction) share their plans.
+_DRAWS: dict[tuple, tuple[dict[str, float], ...]] = {}
+_DRAWS_KEPT = 256
+
 
 @dataclass(frozen=True)
 class SearchOutcome:
@@ -212,6 +221,7 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
     failures: dict[str, int] = {}
     uncertified: dict[str, int] = {}
     state: dict = {"budget_hit": False, "first_failure": "", "best": None}
+    drawn: list[dict[str, float]] = []
 
     def certify(point: dict[str, float]) -> PointResult | None:
         """The rigorous re-check of a float-VIOLATED point: its result if proven VIOLATED, else None (counted)."""
@@ -241,6 +251,7 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
             state["budget_hit"] = True
             raise _BudgetSpent
         counts["tried"] += 1
+        drawn.append(point)
         if progress is not None:
             progress("shrinking the counterexample" if state["best"] else f"{counts['checked']} checked",
                      counts["tried"], max_examples)
@@ -297,11 +308,14 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
             strategy = strategy_of(ps)
     except DeadlineExceeded:
         strategy, state["budget_hit"] = None, True
+    key = (repr(ps), seed, max_examples, shrink) if strategy is not None else None
     try:  # hypothesis's own machinery is never interrupted: the predicate stops it once the budget is spent
-        if strategy is not None:
+        if strategy is not None and not _replayed(_DRAWS.get(key, ()), violated):
             with no_local_constants():
                 find(strategy, violated, settings=config, random=random.Random(seed))
-    except (NoSuchExample, Unsatisfiable, _BudgetSpent):
+    except (NoSuchExample, Unsatisfiable):  # hypothesis tried every point it would: none is a counterexample
+        _keep(key, drawn)
+    except _BudgetSpent:
         pass
     if state.get("fatal") is not None:
         raise state["fatal"]
@@ -322,6 +336,23 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
                          counts["undefined"], counts["capped"], counts["failed"], time.monotonic() - start,
                          state["budget_hit"], found, state["first_failure"], counts["uncertified"],
                          counts["undecided"], failures, uncertified, used)
+
+
+def _replayed(points: Sequence[dict[str, float]], violated: Callable[[dict[str, float]], bool]) -> bool:
+    """Try the points a search with the same plans, seed and settings drew (`_DRAWS`) in their order; True if that was
+    the whole search (none is a counterexample), False if there are none or one is (hypothesis goes on from there)."""
+    if not points:
+        return False
+    return not any(violated(dict(point)) for point in points)
+
+
+def _keep(key: tuple | None, drawn: list[dict[str, float]]) -> None:
+    """Keep the points of a search that tried all it would and found nothing (see `_DRAWS`)."""
+    if key is None or key in _DRAWS:
+        return
+    _DRAWS[key] = tuple(dict(point) for point in drawn)
+    while len(_DRAWS) > _DRAWS_KEPT:
+        del _DRAWS[next(iter(_DRAWS))]
 
 
 def search(theorem: Theorem, app: Application, *, max_examples: int = 2000, budget_s: float = 10.0,
