@@ -336,3 +336,17 @@ def test_a_search_that_replays_another_searchs_points_has_its_outcome(first, sec
     replayed = module.search_outcome(b, app_b, **kw)
     assert _outcome_fields(replayed) == _outcome_fields(alone)
     assert finds == ([1] if alone.counterexample is not None else [])  # hypothesis ran only to go on from a find
+
+
+def test_a_counterexample_carries_its_companions_as_a_check_of_its_point_gives_them():
+    """The found point's companion bounds are added to its certified result (not by checking the point again): the
+    same values and verdicts as `check_point` with the companions gives."""
+    module = importlib.import_module("verify.testing.falsify")
+    theorem = user_theorem("alpha*S**2*eta*K/(8*n**2*sigma**2)", "noisy_gd_quadratic", "upper",  # a factor 2 short
+                           extra_assumptions=["lam <= 1", "lam >= 1", "start_var <= 0", "eta < 1"])  # Thm 3 applies
+    app = theorem.applications[0]
+    lower = [verify.CATALOG["chourasia2021.theorem3"]]
+    found = module.search_outcome(theorem, app, max_examples=60, budget_s=60, companions=lower).counterexample
+    assert found is not None and found.result.companions
+    again = check_point(theorem, app, found.result.params, lower)
+    assert found.result.companions == again.companions and found.result.verdict is again.verdict

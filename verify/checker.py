@@ -7,7 +7,7 @@ import math
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import mpmath
@@ -300,11 +300,21 @@ def check_point(theorem: Theorem, app: Application, params: Mapping[str, float],
         margin = _margin(theorem.direction, bound, truth.value)
     used = {s.name for s in theorem.symbols if s.name in values}
     inputs = {k: float(values[k]) for k in sorted(set(family_params) | set(params))}
-    extra = tuple(c for c in (_companion(o, app.family, inputs, truth) for o in companions) if c is not None)
+    extra = _companion_values(app.family, inputs, truth, companions)
     vacuous = bool(mpmath.isinf(bound_mp)) and {Direction.UPPER: bound_mp > 0,
                                                  Direction.LOWER: bound_mp < 0}.get(theorem.direction, False)
     return PointResult(theorem.id, app.family, inputs, bound, truth, verdict, margin, ratio,
                        {k: float(values[k]) for k in sorted(used)}, extra, certificate=cert, vacuous=vacuous)
+
+
+def with_companions(result: PointResult, companions: Sequence[Theorem]) -> PointResult:
+    """`result` with the bounds `companions` at its point (as `check_point` gives them), without checking it again."""
+    return replace(result, companions=_companion_values(result.family, result.params, result.truth, companions))
+
+
+def _companion_values(family: str, inputs: Mapping[str, float], truth: Truth,
+                      companions: Sequence[Theorem]) -> tuple[CompanionValue, ...]:
+    return tuple(c for c in (_companion(o, family, inputs, truth) for o in companions) if c is not None)
 
 
 def _finite_ends(cert: PointCertificate) -> bool:
