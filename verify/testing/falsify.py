@@ -52,13 +52,13 @@ SIDES = {"upper": Direction.UPPER, "lower": Direction.LOWER, "exact": Direction.
 MIN_CHECKED = 10  # a search that checked fewer points (and found nothing) is NothingChecked, never a pass
 
 # The points a search drew, in the order it first tried them, by (plans, seed, settings), for searches that tried all
-# their points and found nothing; at most _DRAWS_KEPT searches, the oldest dropped first. While a search's predicate
-# is False, hypothesis's draws depend on the strategy, the seed and the settings alone: a later search with the same
-# key tries the same points in the same order, so it replays them without hypothesis until one is a certified
-# counterexample, and only from there runs hypothesis (which re-draws the replayed points from the search's memo).
-# Entries that differ only in their bound (a printed statement and its correction) share their plans.
+# their points and found nothing; at most _DRAWS_KEPT points in all (a few MB), the oldest searches dropped first.
+# While a search's predicate is False, hypothesis's draws depend on the strategy, the seed and the settings alone: a
+# later search with the same key tries the same points in the same order, so it replays them without hypothesis until
+# one is a certified counterexample, and only from there runs hypothesis (which re-draws the replayed points from the
+# search's memo). Entries that differ only in their bound (a printed statement and its correction) share their plans.
 _DRAWS: dict[tuple, tuple[dict[str, float], ...]] = {}
-_DRAWS_KEPT = 256
+_DRAWS_KEPT = 20_000
 
 
 @dataclass(frozen=True)
@@ -349,7 +349,7 @@ def _keep(key: tuple | None, drawn: list[dict[str, float]]) -> None:
     if key is None or key in _DRAWS:
         return
     _DRAWS[key] = tuple(dict(point) for point in drawn)
-    while len(_DRAWS) > _DRAWS_KEPT:
+    while sum(len(points) for points in _DRAWS.values()) > _DRAWS_KEPT:
         del _DRAWS[next(iter(_DRAWS))]
 
 
