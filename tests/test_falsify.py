@@ -350,3 +350,19 @@ def test_a_counterexample_carries_its_companions_as_a_check_of_its_point_gives_t
     assert found is not None and found.result.companions
     again = check_point(theorem, app, found.result.params, lower)
     assert found.result.companions == again.companions and found.result.verdict is again.verdict
+
+
+def test_plans_that_print_alike_but_draw_apart_are_not_replayed(monkeypatch):
+    """0.1 + 0.2 prints as 0.3 in SymPy's str but is 1 ulp above it, and the two conditions draw different points: a
+    search under one never replays the other's points (found by a hostile review: the key was the plans' repr)."""
+    module = importlib.import_module("verify.testing.falsify")
+    holds = user_theorem("2*alpha*L**2/(n*sigma**2)", "pnsgd_linear", "upper", extra_assumptions=["eta*sigma < 0.3"])
+    other = user_theorem("alpha*L**2/(n*sigma**2)", "pnsgd_linear", "upper",
+                         extra_assumptions=["eta*sigma < 0.1 + 0.2"])
+    kw = {"max_examples": 100, "budget_s": 60.0, "seed": 0, "shrink": False}
+    monkeypatch.setattr(module, "_DRAWS", {})
+    alone = module.search_outcome(other, other.applications[0], **kw)
+    monkeypatch.setattr(module, "_DRAWS", {})
+    assert module.search_outcome(holds, holds.applications[0], **kw).counterexample is None and module._DRAWS
+    after = module.search_outcome(other, other.applications[0], **kw)
+    assert _outcome_fields(after) == _outcome_fields(alone)

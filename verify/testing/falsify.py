@@ -13,7 +13,7 @@ import random
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 
 import sympy as sp
 from hypothesis import HealthCheck, Phase, find, settings
@@ -308,7 +308,7 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
             strategy = strategy_of(ps)
     except DeadlineExceeded:
         strategy, state["budget_hit"] = None, True
-    key = (repr(ps), seed, max_examples, shrink) if strategy is not None else None
+    key = (_faithful(ps), seed, max_examples, shrink) if strategy is not None else None
     try:  # hypothesis's own machinery is never interrupted: the predicate stops it once the budget is spent
         if strategy is not None and not _replayed(_DRAWS.get(key, ()), violated):
             with no_local_constants():
@@ -342,6 +342,22 @@ def _replayed(points: Sequence[dict[str, float]], violated: Callable[[dict[str, 
     if not points:
         return False
     return not any(violated(dict(point)) for point in points)
+
+
+def _faithful(value: object) -> object:
+    """A key for the plans that tells apart what draws differently: their repr, but every SymPy part as srepr (str
+    prints a Float to its 15 digits: eta*lam < 0.3 and eta*lam < 0.1 + 0.2 printed alike, drawing 1 ulp apart)."""
+    if isinstance(value, sp.Basic):
+        return sp.srepr(value)
+    if is_dataclass(value):
+        return (type(value).__name__, *(_faithful(getattr(value, f.name)) for f in fields(value)))
+    if isinstance(value, Mapping):  # in order: the order draws follow
+        return tuple((k, _faithful(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return tuple(_faithful(v) for v in value)
+    if isinstance(value, (set, frozenset)):
+        return tuple(sorted(map(repr, value)))
+    return repr(value)  # a float's repr round-trips (and tells -0.0 from 0.0)
 
 
 def _keep(key: tuple | None, drawn: list[dict[str, float]]) -> None:
