@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import random
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
@@ -59,6 +60,7 @@ MIN_CHECKED = 10  # a search that checked fewer points (and found nothing) is No
 # search's memo). Entries that differ only in their bound (a printed statement and its correction) share their plans.
 _DRAWS: dict[tuple, tuple[dict[str, float], ...]] = {}
 _DRAWS_KEPT = 20_000
+_DRAWS_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -362,11 +364,14 @@ def _faithful(value: object) -> object:
 
 def _keep(key: tuple | None, drawn: list[dict[str, float]]) -> None:
     """Keep the points of a search that tried all it would and found nothing (see `_DRAWS`)."""
-    if key is None or key in _DRAWS:
+    if key is None:
         return
-    _DRAWS[key] = tuple(dict(point) for point in drawn)
-    while sum(len(points) for points in _DRAWS.values()) > _DRAWS_KEPT:
-        del _DRAWS[next(iter(_DRAWS))]
+    with _DRAWS_LOCK:  # searches may run in threads (a Dask worker with several)
+        if key in _DRAWS:
+            return
+        _DRAWS[key] = tuple(dict(point) for point in drawn)
+        while sum(len(points) for points in _DRAWS.values()) > _DRAWS_KEPT:
+            del _DRAWS[next(iter(_DRAWS))]
 
 
 def search(theorem: Theorem, app: Application, *, max_examples: int = 2000, budget_s: float = 10.0,
