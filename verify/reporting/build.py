@@ -112,9 +112,8 @@ def _figure(theorem_id: str, family: str, base: dict[str, float], stem: Path, ty
 
 
 class _FigureJob(NamedTuple):
-    """One figure of a report: its result's index, its file stem, and what `_figure` needs."""
+    """One figure of a report: its file stem's name, and what `_figure` needs."""
 
-    index: int
     name: str
     theorem: str
     family: str
@@ -155,11 +154,11 @@ def _write(outcome: RunResult, folder: Path, run_id: str | None, progress: Progr
             app = theorem.application(r.family)
             base = base_point(theorem, app, r) if app else None
             if base is not None:
-                figures.append(_FigureJob(i, stems[i], r.theorem, r.family, base, plots / stems[i], False))
+                figures.append(_FigureJob(stems[i], r.theorem, r.family, base, plots / stems[i], False))
             typical = typical_point(app, r) if base is not None else None
             if typical is not None:
                 name = f"{stems[i]}{TYPICAL}"
-                figures.append(_FigureJob(i, name, r.theorem, r.family, typical, plots / name, True))
+                figures.append(_FigureJob(name, r.theorem, r.family, typical, plots / name, True))
         parallel = len(outcome.results) >= PARALLEL_FROM
         groups = _by_family(figures)
         pool = (fork_executor(workers, len(groups), outcome.backend) if parallel else None) or _Serial()
@@ -171,7 +170,7 @@ def _write(outcome: RunResult, folder: Path, run_id: str | None, progress: Progr
                     for figure, swept in zip(jobs[job], job.result(), strict=True):
                         sweeps[figure.name] = swept
                         done += 1
-                        progress("figures", outcome.results[figure.index].theorem, done, len(figures))
+                        progress("figures", figure.theorem, done, len(figures))
             except BaseException:
                 pool.shutdown(wait=True, cancel_futures=True)  # do not finish the other figures first
                 raise
