@@ -73,3 +73,35 @@ def test_a_ratio_row_sits_under_every_sweep():
             assert math.isclose(low, 1.0 / 1.2) and high >= 2.0  # the line bound = truth is inside the view
         finally:
             plt.close(fig)
+
+
+def _svg(panels: list[dict]) -> bytes:
+    import io
+
+    from verify.reporting.plots import SVG_META
+
+    with plt.rc_context(RC):
+        fig = sweep_figure(panels, "test", "y")
+        try:
+            out = io.BytesIO()
+            fig.savefig(out, format="svg", metadata=SVG_META)
+            return out.getvalue()
+        finally:
+            plt.close(fig)
+
+
+@settings(max_examples=15, deadline=None, database=None)
+@given(panels=st.lists(sweeps(), min_size=1, max_size=2))
+def test_leaving_out_the_ticks_beyond_the_view_draws_the_same_figure(panels):
+    """`InView` only saves matplotlib the ticks it would not draw: the SVG is byte for byte the one drawn with the
+    bare locators (matplotlib's own choice of the ticks in view is the reference)."""
+    from verify.reporting import plots
+
+    clipped = _svg(panels)
+    original = plots.InView
+    plots.InView = lambda inner: inner
+    try:
+        bare = _svg(panels)
+    finally:
+        plots.InView = original
+    assert clipped == bare

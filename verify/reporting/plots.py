@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt  # noqa: E402 - the backend is chosen first
 from matplotlib.ticker import (  # noqa: E402
     FixedLocator,
     FuncFormatter,
+    Locator,
     LogLocator,
     MaxNLocator,
     ScalarFormatter,
@@ -54,6 +55,35 @@ def _power_of_ten(value: float, _pos: int | None = None) -> str:
 
 LOG_LABELS = FuncFormatter(_power_of_ten)
 PLAIN_LABELS = FuncFormatter(lambda v, _pos: f"{v:.3g}")
+IN_VIEW_SLACK = 1e-6  # of the axis span (in its scale): matplotlib draws a tick within 1e-10 of it
+
+
+class InView(Locator):
+    """`inner`'s ticks, less those matplotlib would not draw (beyond the view interval, in the axis's scale): a log
+    locator returns a decade or more beyond each end, and matplotlib builds a tick (two lines, two texts and a grid
+    line) for every location before it leaves those out, a seventh of a figure's drawing time. Only for locators
+    whose labels are formatted one value at a time (the ticks drawn and their labels are the same)."""
+
+    def __init__(self, inner: Locator):
+        self.inner = inner
+
+    def set_axis(self, axis) -> None:
+        super().set_axis(axis)
+        self.inner.set_axis(axis)
+
+    def __call__(self):
+        locs = np.asarray(self.inner(), dtype=float)
+        if locs.size == 0:
+            return locs
+        scale = self.axis.get_transform()
+        lo, hi = sorted(scale.transform(np.asarray(self.axis.get_view_interval(), dtype=float)))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            at = scale.transform(locs)
+        slack = IN_VIEW_SLACK * (hi - lo)
+        return locs[~((at < lo - slack) | (at > hi + slack))]  # NaN (a log of <= 0) kept: matplotlib decides it
+
+    def tick_values(self, vmin: float, vmax: float):
+        return self.inner.tick_values(vmin, vmax)
 
 
 def log_ticks(axis, lo: float, hi: float) -> None:
@@ -62,10 +92,10 @@ def log_ticks(axis, lo: float, hi: float) -> None:
     labelled tick or none)."""
     decades = math.log10(hi / lo) if lo > 0 and hi > lo else 0.0
     if decades >= 2:
-        axis.set_major_locator(LogLocator(numticks=6))
+        axis.set_major_locator(InView(LogLocator(numticks=6)))
         axis.set_major_formatter(LOG_LABELS)
     elif decades >= 2 / 3:
-        axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0), numticks=12))
+        axis.set_major_locator(InView(LogLocator(subs=(1.0, 2.0, 5.0), numticks=12)))
         axis.set_major_formatter(PLAIN_LABELS)
     else:  # as many digits as the ticks' spacing needs (1.005 is not shown as 1)
         axis.set_major_locator(MaxNLocator(nbins=4, min_n_ticks=2))
@@ -128,7 +158,7 @@ def _panel(ax, sw: dict, ylabel: str) -> bool:
 def _x_ticks(ax, sw: dict, x: list[float]) -> None:
     finite = [v for v in x if math.isfinite(v) and v > 0]
     if sw["parameter"] == "alpha" and sum(min(finite) <= t <= max(finite) for t in ALPHA_TICKS) >= 2:
-        ax.xaxis.set_major_locator(FixedLocator(ALPHA_TICKS))
+        ax.xaxis.set_major_locator(InView(FixedLocator(ALPHA_TICKS)))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
     elif finite:
         log_ticks(ax.xaxis, min(finite), max(finite))
