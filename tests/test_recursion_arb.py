@@ -1,0 +1,79 @@
+"""A recursive bound's checker value is computed in Arb first (verify.recursion): it must be mpmath's value to the
+working precision (the reference: the same recursion in mpmath at twice the digits), and where Arb cannot give it
+(a ball too wide, an error) the value and the error are mpmath's own."""
+
+from __future__ import annotations
+
+import mpmath
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from verify.catalog.chen2024_recursions import CompositionBaseline, LSIRecursion, Theorem46Corrected
+from verify.catalog.sgm_bounds import SampledGaussianRDP
+from verify.model import PRECISION_DPS
+from verify.recursion import RecursiveBound
+from verify.stable_powers import Powm1
+from verify.truth.numbers import MP
+
+positive = st.floats(1e-3, 10.0)
+
+
+def _reference(cls: type[RecursiveBound], args: list) -> mpmath.mpf:
+    """`cls.compute` in mpmath at twice the checker's digits (the Arb-first path never runs here)."""
+    with mpmath.workdps(2 * PRECISION_DPS):
+        values = [a if i in cls.integer_args else mpmath.mpf(a) for i, a in enumerate(args)]
+        return cls.compute(MP, *values)
+
+
+def _checker_value(cls: type[RecursiveBound], args: list) -> mpmath.mpf:
+    with mpmath.workdps(PRECISION_DPS):
+        return cls._imp_(*args)
+
+
+def _agree(value: mpmath.mpf, reference: mpmath.mpf) -> None:
+    with mpmath.workdps(2 * PRECISION_DPS):
+        if reference == 0:
+            assert value == 0
+            return
+        assert abs(value - reference) <= abs(reference) * mpmath.mpf(10) ** (3 - PRECISION_DPS), (value, reference)
+
+
+@settings(max_examples=60, deadline=None, database=None)
+@given(alpha=st.integers(2, 400), steps=st.integers(0, 10**4), q=st.floats(1e-30, 1.0), ratio=st.floats(0.0, 5.0))
+def test_the_sampled_gaussian_rdp_is_mpmaths_value_to_the_working_precision(alpha, steps, q, ratio):
+    args = [alpha, steps, q, ratio]
+    _agree(_checker_value(SampledGaussianRDP, args), _reference(SampledGaussianRDP, args))
+
+
+@settings(max_examples=30, deadline=None, database=None)
+@given(steps=st.integers(1, 60), m=st.integers(1, 6), eta=positive, lf=st.floats(0.1, 1.5), lt=st.floats(0.1, 1.5),
+       o=positive, rate=st.floats(0.5, 1.5))
+def test_chen2024_recursions_are_mpmaths_values_to_the_working_precision(steps, m, eta, lf, lt, o, rate):
+    lsi = [steps, m, eta, lf, lt, o, o, rate]
+    _agree(_checker_value(LSIRecursion, lsi), _reference(LSIRecursion, lsi))
+    theorem = [3.0, max(1, steps // 10), m, 2.0, eta, 1.0, lf, lt, o, o, rate]
+    _agree(_checker_value(Theorem46Corrected, theorem), _reference(Theorem46Corrected, theorem))
+    baseline = [3.0, steps, m, 2.0, eta, 1.0, o, o, rate, -1]
+    _agree(_checker_value(CompositionBaseline, baseline), _reference(CompositionBaseline, baseline))
+
+
+def test_without_an_arb_value_the_value_and_the_error_are_mpmaths(monkeypatch):
+    """A ball too wide for the working precision, or an error in Arb, leaves the point to mpmath: the same value as
+    with the Arb path switched off, and the same error where mpmath fails too."""
+    import verify.recursion as recursion
+
+    args = [50, 100, 0.01, 1.0]
+    with mpmath.workdps(PRECISION_DPS):
+        monkeypatch.setattr(SampledGaussianRDP, "evaluate_in_arb", False)
+        plain = SampledGaussianRDP._imp_(*args)
+        monkeypatch.setattr(SampledGaussianRDP, "evaluate_in_arb", True)
+        monkeypatch.setattr(recursion, "GUARD_BITS", -150)  # far too few bits: the ball is too wide
+        assert recursion._in_arb(SampledGaussianRDP, [50, 100, mpmath.mpf(0.01), mpmath.mpf(1.0)]) is None
+        assert SampledGaussianRDP._imp_(*args) == plain
+        with pytest.raises(ValueError, match="must be an integer"):
+            SampledGaussianRDP._imp_(2.5, 100, 0.01, 1.0)
+
+
+def test_a_few_operations_stay_in_mpmath():
+    assert Powm1.evaluate_in_arb is False
