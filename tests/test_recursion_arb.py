@@ -62,13 +62,14 @@ def test_without_an_arb_value_the_value_and_the_error_are_mpmaths(monkeypatch):
     """A ball too wide for the working precision, or an error in Arb, leaves the point to mpmath: the same value as
     with the Arb path switched off, and the same error where mpmath fails too."""
     import verify.recursion as recursion
+    import verify.truth.numbers as numbers
 
     args = [50, 100, 0.01, 1.0]
     with mpmath.workdps(PRECISION_DPS):
         monkeypatch.setattr(SampledGaussianRDP, "evaluate_in_arb", False)
         plain = SampledGaussianRDP._imp_(*args)
         monkeypatch.setattr(SampledGaussianRDP, "evaluate_in_arb", True)
-        monkeypatch.setattr(recursion, "GUARD_BITS", -150)  # far too few bits: the ball is too wide
+        monkeypatch.setattr(numbers, "ARB_GUARD_BITS", -150)  # far too few bits: the ball is too wide
         assert recursion._in_arb(SampledGaussianRDP, [50, 100, mpmath.mpf(0.01), mpmath.mpf(1.0)]) is None
         assert SampledGaussianRDP._imp_(*args) == plain
         with pytest.raises(ValueError, match="must be an integer"):
@@ -77,3 +78,22 @@ def test_without_an_arb_value_the_value_and_the_error_are_mpmaths(monkeypatch):
 
 def test_a_few_operations_stay_in_mpmath():
     assert Powm1.evaluate_in_arb is False
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(x=st.one_of(st.floats(-40.0, 40.0), st.floats(-1e5, 1e5), st.floats(-1e150, 1e150),
+                   st.floats(-1e-300, 1e-300)))
+def test_phi_is_at_least_as_accurate_as_mpmaths(x):
+    """Phi (verify.truth.numbers.normal_cdf, mpmath mode) from Arb's erfc first, from the deep left tail (values near
+    1e-(1e299)) to 1 - tiny: within the working precision of mpmath's ncdf at twice the digits (the reference), or,
+    where Arb's ball is too wide (deep tails), mpmath's own 50-digit value (which can be a few digits worse there)."""
+    from verify.truth.numbers import _mp_ncdf
+
+    if abs(x) > 1e149:  # beyond 1e150 the asymptotic tail takes over (mpmath's erfc overflows a float there)
+        return
+    with mpmath.workdps(PRECISION_DPS):
+        value, plain = _mp_ncdf(x), mpmath.ncdf(mpmath.mpf(x))
+    with mpmath.workdps(2 * PRECISION_DPS):
+        reference = mpmath.ncdf(mpmath.mpf(x))
+    if value != plain:  # Arb's value: within the working precision of the reference
+        _agree(value, reference)

@@ -20,14 +20,7 @@ from typing import Any, ClassVar
 import mpmath
 import sympy as sp
 
-from verify.truth.numbers import ARB, MP, NotEnclosable, arb_numbers
-
-try:
-    from flint import arb as _arb
-except ImportError:  # pragma: no cover - python-flint is a runtime dependency
-    _arb = None
-
-GUARD_BITS = 64  # Arb's working precision above mpmath's for the checker's value (`_in_arb`)
+from verify.truth.numbers import ARB, MP, NotEnclosable, arb_numbers, in_arb
 
 
 class RecursiveBound(sp.Function):
@@ -53,7 +46,7 @@ class RecursiveBound(sp.Function):
             if not mpmath.isint(x):
                 raise ValueError(f"{cls.__name__}: argument {i + 1} must be an integer, got {x}")
             values[i] = int(x)
-        if cls.evaluate_in_arb and _arb is not None:
+        if cls.evaluate_in_arb:
             value = _in_arb(cls, values)
             if value is not None:
                 return value
@@ -85,20 +78,12 @@ class RecursiveBound(sp.Function):
 
 
 def _in_arb(cls: type[RecursiveBound], values: list) -> mpmath.mpf | None:
-    """`cls.compute` at exact Arb inputs, GUARD_BITS above mpmath's precision, rounded to an mpf at that precision:
-    None (compute it in mpmath) unless the ball is finite and its radius below half an ulp of mpmath's precision
-    relative to its midpoint, or exactly 0."""
-    prec = mpmath.mp.prec
-    try:
-        with arb_numbers(prec + GUARD_BITS) as N:
-            value = cls.compute(N, *(v if isinstance(v, int) else ARB.mpf(v) for v in values))
-            if not isinstance(value, _arb) or not value.is_finite():
-                return None
-            if value.is_exact() and value.is_zero():
-                return mpmath.mpf(0)
-            if value.rad() > abs(value.mid()) * _arb(2) ** -(prec + 1):
-                return None
-            man, exp = value.mid().man_exp()
-    except (NotEnclosable, ArithmeticError, ValueError, TypeError):
-        return None
-    return +mpmath.mpf((int(man), int(exp)))  # unary plus: rounded to mpmath's working precision
+    """`cls.compute` at exact Arb inputs, as verify.truth.numbers.in_arb proves it (None: compute it in mpmath)."""
+
+    def ball() -> Any:
+        from flint import ctx
+
+        with arb_numbers(ctx.prec) as N:  # in_arb's precision, ARB_GUARD_BITS above mpmath's
+            return cls.compute(N, *(v if isinstance(v, int) else ARB.mpf(v) for v in values))
+
+    return in_arb(ball)

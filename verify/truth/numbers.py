@@ -32,10 +32,12 @@ class NotEnclosable(ArithmeticError):
 
 def _mp_ncdf(x: Any) -> mpmath.mpf:
     """Phi(x) in mpmath, also for |x| > 1e150 where mpmath.ncdf overflows a float inside erfc: there the tail
-    phi(x)/|x| (1 - 1/x^2 + 3/x^4), whose relative error 15/x^6 < 1e-900 is below any working precision used here."""
+    phi(x)/|x| (1 - 1/x^2 + 3/x^4), whose relative error 15/x^6 < 1e-900 is below any working precision used here.
+    Below that, Arb's erfc first (`in_arb`: a tenth of mpmath's time, proven to the working precision)."""
     x = mpmath.mpf(x)
     if abs(x) <= mpmath.mpf(10) ** 150:
-        return mpmath.ncdf(x)
+        fast = in_arb(lambda: (-arb(mpf_parts(x)) / arb(2).sqrt()).erfc() / 2) if mpmath.isfinite(x) else None
+        return fast if fast is not None else mpmath.ncdf(x)
     tail = mpmath.exp(-x * x / 2) / (abs(x) * mpmath.sqrt(2 * mpmath.pi)) * (1 - 1 / x**2 + 3 / x**4)
     return tail if x < 0 else 1 - tail
 
@@ -60,6 +62,31 @@ def _mp_ncdf_inv(p: Any) -> mpmath.mpf:
         if abs(step) <= tol * abs(x):
             return x
     raise ArithmeticError(f"Phi^-1({mpmath.nstr(p, 5)}) did not converge")
+
+
+ARB_GUARD_BITS = 64  # Arb's working precision above mpmath's in `in_arb`
+
+
+def in_arb(ball: Callable[[], Any]) -> mpmath.mpf | None:
+    """The mpmath number, at mpmath's working precision, that the Arb ball `ball()` proves (computed ARB_GUARD_BITS
+    above that precision): its midpoint, rounded, where the ball is finite and its radius below half an ulp of it
+    (or it is exactly 0); None otherwise, and where Arb fails (the caller computes the value in mpmath instead)."""
+    if arb is None:  # pragma: no cover
+        return None
+    prec = mpmath.mp.prec
+    try:
+        with ctx.workprec(prec + ARB_GUARD_BITS):
+            value = ball()
+            if not isinstance(value, arb) or not value.is_finite():
+                return None
+            if value.is_exact() and value.is_zero():
+                return mpmath.mpf(0)
+            if value.rad() > abs(value.mid()) * arb(2) ** -(prec + 1):
+                return None
+            man, exp = value.mid().man_exp()
+    except (NotEnclosable, ArithmeticError, ValueError, TypeError):
+        return None
+    return +mpmath.mpf((int(man), int(exp)))  # unary plus: rounded to mpmath's working precision
 
 
 def arb_fraction(x: Any) -> Fraction:
