@@ -7,10 +7,12 @@ fallback's enclosure (Arb balls, through verify.certify's interval translation).
 are loop counts (epochs, batches): they must be integers at the point, and an Arb ball is snapped to the unique
 integer it contains (the true value is an integer by the family's constraints, and the ball contains it).
 
-The checker's value is computed in Arb first (`evaluate_in_arb`): a recursion of thousands of steps costs a tenth of
-mpmath's time there, and the ball's midpoint is kept only where its radius is below mpmath's own rounding at the
-working precision (the value is then as accurate as mpmath's, and proven so); anything else (a wider ball, an
-infinity, an error) is computed by mpmath as before, so the values and errors a point gets are mpmath's.
+A class with `evaluate_in_arb` (opt-in, for a `compute` audited to take the same branches and fail at the same
+points in both number systems: an Arb comparison is False on an undecided ball, and a NaN Arb carries where mpmath
+raised could be discarded) gets the checker's value from Arb first: a recursion of thousands of steps costs a tenth
+of mpmath's time there, and the ball's midpoint is kept only where its radius is below mpmath's own rounding at the
+working precision (as accurate as mpmath's value, and proven so); anything else (a wider ball, an infinity, an
+error) is computed by mpmath as before, so the values and errors a point gets are mpmath's.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ class RecursiveBound(sp.Function):
     """Base class: subclasses set `nargs`, `integer_args` and `compute`; the docstring cites the result."""
 
     integer_args: ClassVar[tuple[int, ...]] = ()
-    evaluate_in_arb: ClassVar[bool] = True  # False where compute is a few operations (Arb's set-up costs more)
+    evaluate_in_arb: ClassVar[bool] = False  # see the module's docstring: only for an audited `compute`
 
     @classmethod
     def eval(cls, *args: sp.Expr) -> None:

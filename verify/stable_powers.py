@@ -17,7 +17,6 @@ class Powm1(RecursiveBound):
     """(1 + u)^e - 1: expm1(e log1p(u)) where 1 + u > 0 (no cancellation at a tiny u), else (1 + u)^e - 1."""
 
     nargs = 2
-    evaluate_in_arb = False  # two mpmath operations: Arb's set-up would cost more
 
     @classmethod
     def compute(cls, N: Any, u: Any, e: Any) -> Any:

@@ -75,7 +75,7 @@ class _Schedule:
         step 1 - eta mu_c = 0) the factor is its limit as L_F -> 0+, which is 0: the bound holds for every L_F > 0,
         hence in the limit (before, the division by L_F^2 V_t left the bound undefined there)."""
         N, m = self.N, self.m
-        power = -(1 / self.LT**2 if lt_exponent else N.mpf(1))
+        power = None  # -(1/L_T^2 or 1), computed where a case-1 factor needs it (mpmath and Arb fail alike)
         V = self.inverse_lsi(K * m)
         two_eta, LF2, numer, denom = 2 * self.eta, self.LF**2, self.eta * S**2, 4 * b**2
         rows = []
@@ -85,7 +85,12 @@ class _Schedule:
             factor = None
             if case1:
                 scale = LF2 * V[t + 1 if output_c else t]
-                factor = N.mpf(0) if scale == 0 and self.LF == 0 else (1 + two_eta * o_t / scale) ** power
+                if scale == 0 and self.LF == 0:
+                    factor = N.mpf(0)
+                else:
+                    if power is None:
+                        power = -(1 / self.LT**2 if lt_exponent else N.mpf(1))
+                    factor = (1 + two_eta * o_t / scale) ** power
             rows.append((numer / (denom * o_t) if t % m in batches else None, factor))
         return rows
 
@@ -136,6 +141,7 @@ class LSIRecursion(RecursiveBound):
 
     nargs = 8
     integer_args = (0, 1)  # steps, m
+    evaluate_in_arb = True  # audited: branches on exact inputs, no value computed and then discarded
 
     @classmethod
     def compute(cls, N, steps, m, eta, LF, LT, o, o_last, o_rate):
@@ -149,6 +155,7 @@ class LSIClosedForm(RecursiveBound):
 
     nargs = 8
     integer_args = (0, 1)
+    evaluate_in_arb = True  # audited: branches on exact inputs, no value computed and then discarded
 
     @classmethod
     def compute(cls, N, steps, m, eta, LF, LT, o, o_last, o_rate):
@@ -162,6 +169,7 @@ class _Theorem46(RecursiveBound):
 
     nargs = 11  # alpha, K, m, b, eta, S, L_F, L_T, o, o_last, o_rate
     integer_args = (1, 2)
+    evaluate_in_arb = True  # audited: branches on exact inputs, no value computed and then discarded
     lt_exponent = False  # True: (1 + ...)^(-1/L_T^2) as printed in Corollary 4.5; False: ^(-1)
     output_c = False
 
@@ -201,6 +209,7 @@ class _PerBatch(RecursiveBound):
 
     nargs = 12  # alpha, K, m, b, eta, S, L_F, L_T, o, o_last, o_rate, j0
     integer_args = (1, 2, 11)
+    evaluate_in_arb = True  # audited: branches on exact inputs, no value computed and then discarded
     theorem: type[_Theorem46] = Theorem46Corrected
 
     @classmethod
@@ -232,7 +241,6 @@ def _closed_terms(run: _Schedule, K: int, b: Any, S: Any, j0: int, printed: bool
     N, m, eta, LF, LT, V = run.N, run.m, run.eta, run.LF, run.LT, run.inverse_lsi_closed
     _affordable((2 * K + 3) * (K + 2) * m)  # at most 2K + 3 distinct V_t, each a sum of <= (K + 2) m terms
 
-    exponent = 1 / LT**2 if printed else N.mpf(1)
     end = K * m + m - 1 if printed else K * m
     total = N.mpf(0)
     for k in range(K):
@@ -241,13 +249,14 @@ def _closed_terms(run: _Schedule, K: int, b: Any, S: Any, j0: int, printed: bool
         denom = [end] + [e * m + j0 for e in epochs]  # ... and in denominators; c_a/c_b = V_b/V_a
         if 0 in denom:  # c^(0) = +inf in a denominator: the product is 0 and its negative power +inf
             return N.inf
-        ratio = N.mpf(1)
-        for top, bottom in zip(denom, numer, strict=True):
-            ratio = ratio * V(top) / V(bottom)
         count = (m - 1) * (K - k) - j0
         if count > 0 and LF == 0:  # (L_F L_T)^(-2 count) -> +inf as L_F -> 0+: the term's limit is 0 (as in
             continue  # `_Schedule.case_steps`: the bound holds for every L_F > 0, hence at the limit)
+        ratio = N.mpf(1)  # after the skip: a ratio computed and then skipped could fail in mpmath alone
+        for top, bottom in zip(denom, numer, strict=True):
+            ratio = ratio * V(top) / V(bottom)
         term = ratio * (LF * LT) ** (-2 * count)
+        exponent = 1 / LT**2 if printed else N.mpf(1)  # per term: computed only where used (see case_steps)
         total = total + eta * S**2 / (4 * b**2 * run.noise(k * m + j0)) * term ** (-exponent)
     return total
 
@@ -281,6 +290,7 @@ class CompositionBaseline(RecursiveBound):
 
     nargs = 10  # alpha, K, m, b, eta, S, o, o_last, o_rate, j0
     integer_args = (1, 2)
+    evaluate_in_arb = True  # audited: branches on exact inputs, no value computed and then discarded
 
     @classmethod
     def compute(cls, N, alpha, K, m, b, eta, S, o, o_last, o_rate, j0):

@@ -16,6 +16,7 @@ class SampledGaussianRDP(RecursiveBound):
 
     nargs = 4
     integer_args = (0, 1)  # alpha, steps
+    evaluate_in_arb = True  # branches on exact inputs only (q == 1, half_r2 == 0, q == 0); no discarded value
 
     @classmethod
     def compute(cls, N, alpha, steps, q, ratio):

@@ -70,7 +70,11 @@ ARB_GUARD_BITS = 64  # Arb's working precision above mpmath's in `in_arb`
 def in_arb(ball: Callable[[], Any]) -> mpmath.mpf | None:
     """The mpmath number, at mpmath's working precision, that the Arb ball `ball()` proves (computed ARB_GUARD_BITS
     above that precision): its midpoint, rounded, where the ball is finite and its radius below half an ulp of it
-    (or it is exactly 0); None otherwise, and where Arb fails (the caller computes the value in mpmath instead)."""
+    (or it is exactly 0); None otherwise, and where Arb fails in any way but a cap (the caller computes the value in
+    mpmath instead, which raises its own errors). `ball` must compute in Arb what the caller's mpmath code computes,
+    and fail where it fails: a NaN that Arb carries where mpmath raised, then discarded, would give a value."""
+    from verify.errors import ResourceLimitError
+
     if arb is None:  # pragma: no cover
         return None
     prec = mpmath.mp.prec
@@ -84,7 +88,9 @@ def in_arb(ball: Callable[[], Any]) -> mpmath.mpf | None:
             if value.rad() > abs(value.mid()) * arb(2) ** -(prec + 1):
                 return None
             man, exp = value.mid().man_exp()
-    except (NotEnclosable, ArithmeticError, ValueError, TypeError):
+    except (ResourceLimitError, MemoryError):  # a cap is a cap on every path
+        raise
+    except Exception:  # noqa: BLE001 - mpmath's own evaluation raises, or not, the point's errors
         return None
     return +mpmath.mpf((int(man), int(exp)))  # unary plus: rounded to mpmath's working precision
 
