@@ -90,7 +90,7 @@ def _svg(panels: list[dict]) -> bytes:
             plt.close(fig)
 
 
-@settings(max_examples=15, deadline=None, database=None)
+@settings(max_examples=8, deadline=None, database=None)
 @given(panels=st.lists(sweeps(), min_size=1, max_size=2))
 def test_leaving_out_the_ticks_beyond_the_view_draws_the_same_figure(panels):
     """`InView` only saves matplotlib the ticks it would not draw: the SVG is byte for byte the one drawn with the
