@@ -157,3 +157,17 @@ def test_phi_is_at_least_as_accurate_as_mpmaths(x):
         reference = mpmath.ncdf(mpmath.mpf(x))
     if value != plain:  # Arb's value: within the working precision of the reference
         _agree(value, reference)
+
+
+def test_the_values_above_come_from_arb():
+    """The comparisons with mpmath above would pass if the Arb path were never taken: at ordinary inputs it is (a
+    proven value, not None) for the sampled Gaussian, a chen2024 recursion and Phi."""
+    from verify.recursion import _in_arb
+    from verify.truth.numbers import in_arb
+
+    with mpmath.workdps(PRECISION_DPS):
+        assert _in_arb(SampledGaussianRDP, [32, 1000, mpmath.mpf(0.01), mpmath.mpf(1.3)]) is not None
+        lsi = [40, 3, *(mpmath.mpf(v) for v in (0.1, 0.9, 1.1, 1.0, 1.0, 0.9))]
+        assert _in_arb(LSIRecursion, lsi) is not None
+        for x in (-30.0, -1.5, 0.0, 2.0, 9.0):
+            assert in_arb(lambda N, x=x: N.ncdf(N.mpf(mpmath.mpf(x)))) is not None

@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 import mpmath
 import sympy as sp
 
-from verify.truth.numbers import ARB, MP, NotEnclosable, arb_numbers, in_arb
+from verify.truth.numbers import MP, NotEnclosable, arb_numbers, in_arb
 
 
 class RecursiveBound(sp.Function):
@@ -81,11 +81,4 @@ class RecursiveBound(sp.Function):
 
 def _in_arb(cls: type[RecursiveBound], values: list) -> mpmath.mpf | None:
     """`cls.compute` at exact Arb inputs, as verify.truth.numbers.in_arb proves it (None: compute it in mpmath)."""
-
-    def ball() -> Any:
-        from flint import ctx
-
-        with arb_numbers(ctx.prec) as N:  # in_arb's precision, ARB_GUARD_BITS above mpmath's
-            return cls.compute(N, *(v if isinstance(v, int) else ARB.mpf(v) for v in values))
-
-    return in_arb(ball)
+    return in_arb(lambda N: cls.compute(N, *(v if isinstance(v, int) else N.mpf(v) for v in values)))

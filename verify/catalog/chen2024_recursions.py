@@ -242,6 +242,7 @@ def _closed_terms(run: _Schedule, K: int, b: Any, S: Any, j0: int, printed: bool
     _affordable((2 * K + 3) * (K + 2) * m)  # at most 2K + 3 distinct V_t, each a sum of <= (K + 2) m terms
 
     end = K * m + m - 1 if printed else K * m
+    exponent = None  # 1/L_T^2 or 1, computed where a term needs it (mpmath and Arb fail alike: see case_steps)
     total = N.mpf(0)
     for k in range(K):
         epochs = range(k, K + 1) if printed else range(k + 1, K)
@@ -256,7 +257,8 @@ def _closed_terms(run: _Schedule, K: int, b: Any, S: Any, j0: int, printed: bool
         for top, bottom in zip(denom, numer, strict=True):
             ratio = ratio * V(top) / V(bottom)
         term = ratio * (LF * LT) ** (-2 * count)
-        exponent = 1 / LT**2 if printed else N.mpf(1)  # per term: computed only where used (see case_steps)
+        if exponent is None:
+            exponent = 1 / LT**2 if printed else N.mpf(1)
         total = total + eta * S**2 / (4 * b**2 * run.noise(k * m + j0)) * term ** (-exponent)
     return total
 

@@ -112,21 +112,20 @@ def _figure(theorem_id: str, family: str, base: dict[str, float], stem: Path, ty
 
 
 class _FigureJob(NamedTuple):
-    """One figure of a report: its file stem's name, and what `_figure` needs."""
+    """One figure of a report: its file stem's name (in the report's plots folder), and what `_figure` needs."""
 
     name: str
     theorem: str
     family: str
     base: dict[str, float]
-    stem: Path
     typical: bool
 
 
-def _figures(jobs: Sequence[_FigureJob]) -> list[list[dict]]:
-    """The figures of one family in one task, sharing one truth memo (their sweeps meet at many points: a figure
-    each with its own memo recomputed a quarter of the report's sweep truths)."""
+def _figures(jobs: Sequence[_FigureJob], plots: Path) -> list[list[dict]]:
+    """The figures of one family in one task, drawn into `plots`, sharing one truth memo (their sweeps meet at many
+    points: a figure each with its own memo recomputed a quarter of the report's sweep truths)."""
     with shared_truths():
-        return [_figure(j.theorem, j.family, j.base, j.stem, j.typical) for j in jobs]
+        return [_figure(j.theorem, j.family, j.base, plots / j.name, j.typical) for j in jobs]
 
 
 def _by_family(jobs: Sequence[_FigureJob]) -> list[list[_FigureJob]]:
@@ -154,16 +153,16 @@ def _write(outcome: RunResult, folder: Path, run_id: str | None, progress: Progr
             app = theorem.application(r.family)
             base = base_point(theorem, app, r) if app else None
             if base is not None:
-                figures.append(_FigureJob(stems[i], r.theorem, r.family, base, plots / stems[i], False))
+                figures.append(_FigureJob(stems[i], r.theorem, r.family, base, False))
             typical = typical_point(app, r) if base is not None else None
             if typical is not None:
                 name = f"{stems[i]}{TYPICAL}"
-                figures.append(_FigureJob(name, r.theorem, r.family, typical, plots / name, True))
+                figures.append(_FigureJob(name, r.theorem, r.family, typical, True))
         parallel = len(outcome.results) >= PARALLEL_FROM
         groups = _by_family(figures)
         pool = (fork_executor(workers, len(groups), outcome.backend) if parallel else None) or _Serial()
         with use_backend(outcome.backend), pool:
-            jobs = {pool.submit(_figures, group): group for group in groups}
+            jobs = {pool.submit(_figures, group, plots): group for group in groups}
             try:
                 done = 0
                 for job in as_completed(jobs):

@@ -36,7 +36,7 @@ def _mp_ncdf(x: Any) -> mpmath.mpf:
     Below that, Arb's erfc first (`in_arb`: a tenth of mpmath's time, proven to the working precision)."""
     x = mpmath.mpf(x)
     if abs(x) <= mpmath.mpf(10) ** 150:
-        fast = in_arb(lambda: (-arb(mpf_parts(x)) / arb(2).sqrt()).erfc() / 2) if mpmath.isfinite(x) else None
+        fast = in_arb(lambda N: N.ncdf(N.mpf(x)))
         return fast if fast is not None else mpmath.ncdf(x)
     tail = mpmath.exp(-x * x / 2) / (abs(x) * mpmath.sqrt(2 * mpmath.pi)) * (1 - 1 / x**2 + 3 / x**4)
     return tail if x < 0 else 1 - tail
@@ -67,20 +67,21 @@ def _mp_ncdf_inv(p: Any) -> mpmath.mpf:
 ARB_GUARD_BITS = 64  # Arb's working precision above mpmath's in `in_arb`
 
 
-def in_arb(ball: Callable[[], Any]) -> mpmath.mpf | None:
-    """The mpmath number, at mpmath's working precision, that the Arb ball `ball()` proves (computed ARB_GUARD_BITS
-    above that precision): its midpoint, rounded, where the ball is finite and its radius below half an ulp of it
-    (or it is exactly 0); None otherwise, and where Arb fails in any way but a cap (the caller computes the value in
-    mpmath instead, which raises its own errors). `ball` must compute in Arb what the caller's mpmath code computes,
-    and fail where it fails: a NaN that Arb carries where mpmath raised, then discarded, would give a value."""
+def in_arb(ball: Callable[[Any], Any]) -> mpmath.mpf | None:
+    """The mpmath number, at mpmath's working precision, that the Arb ball `ball(ARB)` proves (computed in
+    `arb_numbers`, ARB_GUARD_BITS above that precision): its midpoint, rounded, where the ball is finite and its radius
+    below half an ulp of it (or it is exactly 0); None otherwise, and where Arb fails in any way but a cap (the caller
+    computes the value in mpmath instead, which raises its own errors). `ball` must compute in Arb what the caller's
+    mpmath code computes, and fail where it fails: a NaN that Arb carries where mpmath raised, then discarded, would
+    give a value."""
     from verify.errors import ResourceLimitError
 
     if arb is None:  # pragma: no cover
         return None
     prec = mpmath.mp.prec
     try:
-        with ctx.workprec(prec + ARB_GUARD_BITS):
-            value = ball()
+        with arb_numbers(prec + ARB_GUARD_BITS) as N:
+            value = ball(N)
             if not isinstance(value, arb) or not value.is_finite():
                 return None
             if value.is_exact() and value.is_zero():
