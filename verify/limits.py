@@ -322,6 +322,19 @@ def _late(me: _Thread, entry: _Entry) -> str | None:
     return min(passed, key=lambda e: e.end).what if passed else None
 
 
+def _stopped_by_interrupt(exc: BaseException | None) -> bool:
+    """True if `exc` is an interrupt, or was raised while one unwound (its __cause__/__context__ chain holds one): C
+    code that the signal's exception reached can report it as a SystemError ("returned a result with an exception
+    set"), and a handler can turn it into an error of its own. Such a block was stopped by its deadline all the same."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, DeadlineExceeded):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def _can_signal() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
@@ -362,11 +375,12 @@ class deadline:  # noqa: N801 - used as a function: `with deadline(seconds, what
             return False
         self._entry = None
         me = entry.thread
+        converted = exc is not None and not isinstance(exc, DeadlineExceeded) and _stopped_by_interrupt(exc)
         if self._signal is not None:
-            late = _late(me, entry) if exc_type is None else None
+            late = _late(me, entry) if exc_type is None or converted else None
             self._disarm_signal(me, entry)
             if late is not None:
-                raise DeadlineExceeded(f"{late} ran past its deadline")
+                raise DeadlineExceeded(f"{late} ran past its deadline") from (exc if converted else None)
             return False
         with _lock:
             delivered = isinstance(exc, DeadlineInterrupt)
@@ -376,13 +390,13 @@ class deadline:  # noqa: N801 - used as a function: `with deadline(seconds, what
                 passed = min((e for e in me.stack if e.end <= now), key=lambda e: e.end, default=None)
             else:
                 _clear_pending(me)  # fired as the block ended: not to land after it
-            late = _late(me, entry) if exc_type is None else None
+            late = _late(me, entry) if exc_type is None or converted else None
             _truncate(me, entry)
             _soon(me)  # outer deadlines that passed: their interrupt lands in their own blocks
         if delivered and passed is not None:  # name what ran past its deadline (the earliest that passed)
             raise DeadlineExceeded(f"{passed.what} ran past its deadline") from None
         if late is not None:
-            raise DeadlineExceeded(f"{late} ran past its deadline")
+            raise DeadlineExceeded(f"{late} ran past its deadline") from (exc if converted else None)
         return False
 
     # the main thread: a real-time timer whose signal raises in the block
