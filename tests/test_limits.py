@@ -221,6 +221,24 @@ def test_an_interrupt_turned_into_another_error_is_still_the_deadline(where, err
     assert type(own) is error and str(own) == "an error of the block's own"
 
 
+@pytest.mark.parametrize("where", ["main", "thread"])
+def test_a_system_error_after_the_deadline_passed_is_the_deadline(where):
+    """C code can lose the interrupt's exception and report "error return without exception set": nothing chains it.
+    A SystemError from a block whose deadline passed is the deadline; one from a block on time is left alone."""
+    def raised(seconds: float):
+        try:
+            with deadline(seconds, "the block"), deferred_deadline("the callbacks"):  # no interrupt lands in here
+                time.sleep(0.1)
+                raise SystemError("error return without exception set")
+        except BaseException as err:  # noqa: BLE001 - handed back to the test
+            return err
+
+    run = (lambda f: f()) if where == "main" else _in_thread
+    late, on_time = run(lambda: raised(0.02)), run(lambda: raised(30.0))
+    assert type(late) is DeadlineExceeded and str(late) == "the block ran past its deadline"
+    assert type(on_time) is SystemError
+
+
 def test_inside_c_callbacks_nothing_is_raised_until_they_end():
     def deferred():
         events = []

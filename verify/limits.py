@@ -375,7 +375,9 @@ class deadline:  # noqa: N801 - used as a function: `with deadline(seconds, what
             return False
         self._entry = None
         me = entry.thread
-        converted = exc is not None and not isinstance(exc, DeadlineExceeded) and _stopped_by_interrupt(exc)
+        converted = exc is not None and not isinstance(exc, DeadlineExceeded) and (
+            _stopped_by_interrupt(exc) or isinstance(exc, SystemError))  # a SystemError once the deadline passed:
+        # C code that lost the interrupt's exception ("error return without exception set")
         if self._signal is not None:
             late = _late(me, entry) if exc_type is None or converted else None
             self._disarm_signal(me, entry)
