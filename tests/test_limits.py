@@ -222,6 +222,52 @@ def test_an_interrupt_turned_into_another_error_is_still_the_deadline(where, err
 
 
 @pytest.mark.parametrize("where", ["main", "thread"])
+def test_an_error_raised_from_another_cause_while_the_interrupt_unwinds_is_the_deadline(where):
+    """`raise ValueError(...) from KeyError()` inside the handler: the interrupt is the error's context, not its
+    cause; the block was stopped by its deadline all the same."""
+    def stopped():
+        try:
+            with deadline(0.05, "the block"):
+                try:
+                    _spin()
+                except DeadlineExceeded:
+                    raise ValueError("stopped") from KeyError("a cause of its own")
+        except BaseException as err:  # noqa: BLE001 - handed back to the test
+            return err
+
+    run = (lambda f: f()) if where == "main" else _in_thread
+    assert type(run(stopped)) is DeadlineExceeded
+
+
+@pytest.mark.parametrize("where", ["main", "thread"])
+@pytest.mark.parametrize("error", [KeyboardInterrupt, SystemExit])
+def test_ctrl_c_or_an_exit_while_the_interrupt_unwinds_is_left_alone(where, error):
+    """Only errors are the deadline: a Ctrl-C (the CLI's exit 130) or an exit raised in the handler stays what it is
+    (a review found both turned into DeadlineExceeded)."""
+    run = (lambda f: f()) if where == "main" else _in_thread
+    assert type(run(lambda: _reraised_as(error, 0.05))) is error
+
+
+@pytest.mark.parametrize("where", ["main", "thread"])
+def test_an_inner_timeout_handled_outside_its_block_is_left_alone_while_the_outer_is_on_time(where):
+    """The inner deadline stops its step and a handler outside the inner block reports it as an error of its own:
+    the outer block, on time, leaves that error alone (only a passed deadline converts)."""
+    def nested():
+        try:
+            with deadline(30.0, "the outer block"):
+                try:
+                    with deadline(0.05, "the inner block"):
+                        _spin()
+                except DeadlineExceeded as err:
+                    raise ValueError("the inner step timed out") from err
+        except BaseException as err:  # noqa: BLE001 - handed back to the test
+            return err
+
+    run = (lambda f: f()) if where == "main" else _in_thread
+    assert type(run(nested)) is ValueError
+
+
+@pytest.mark.parametrize("where", ["main", "thread"])
 def test_a_system_error_after_the_deadline_passed_is_the_deadline(where):
     """C code can lose the interrupt's exception and report "error return without exception set": nothing chains it.
     A SystemError from a block whose deadline passed is the deadline; one from a block on time is left alone."""

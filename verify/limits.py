@@ -323,15 +323,24 @@ def _late(me: _Thread, entry: _Entry) -> str | None:
 
 
 def _stopped_by_interrupt(exc: BaseException | None) -> bool:
-    """True if `exc` is an interrupt, or was raised while one unwound (its __cause__/__context__ chain holds one): C
-    code that the signal's exception reached can report it as a SystemError ("returned a result with an exception
-    set"), and a handler can turn it into an error of its own. Such a block was stopped by its deadline all the same."""
+    """True if an error (an Exception, never Ctrl-C or an exit) left a block because its deadline stopped it, though it
+    is no DeadlineExceeded: C code that the interrupt reached can report it as a SystemError ("returned a result with
+    an exception set", chained to it, or "error return without exception set", chained to nothing), and a handler
+    can wrap it in an error of its own. Both links of the chain (__cause__ and __context__) are followed, a context
+    suppressed by `raise ... from None` too: the caller converts only where the block's deadline has passed."""
+    if not isinstance(exc, Exception) or isinstance(exc, DeadlineExceeded):
+        return False
+    if isinstance(exc, SystemError):
+        return True
     seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        if isinstance(exc, DeadlineExceeded):
+    todo: list[BaseException] = [exc]
+    while todo:
+        link = todo.pop()
+        if isinstance(link, DeadlineExceeded):
             return True
-        seen.add(id(exc))
-        exc = exc.__cause__ or exc.__context__
+        if id(link) not in seen:
+            seen.add(id(link))
+            todo += [e for e in (link.__cause__, link.__context__) if e is not None]
     return False
 
 
@@ -375,14 +384,11 @@ class deadline:  # noqa: N801 - used as a function: `with deadline(seconds, what
             return False
         self._entry = None
         me = entry.thread
-        converted = exc is not None and not isinstance(exc, DeadlineExceeded) and (
-            _stopped_by_interrupt(exc) or isinstance(exc, SystemError))  # a SystemError once the deadline passed:
-        # C code that lost the interrupt's exception ("error return without exception set")
         if self._signal is not None:
-            late = _late(me, entry) if exc_type is None or converted else None
-            self._disarm_signal(me, entry)
-            if late is not None:
-                raise DeadlineExceeded(f"{late} ran past its deadline") from (exc if converted else None)
+            late = _late(me, entry) if exc_type is None or isinstance(exc, Exception) else None
+            self._disarm_signal(me, entry)  # first: no interrupt lands while the error is looked at
+            if late is not None and (exc_type is None or _stopped_by_interrupt(exc)):
+                raise DeadlineExceeded(f"{late} ran past its deadline") from exc
             return False
         with _lock:
             delivered = isinstance(exc, DeadlineInterrupt)
@@ -392,13 +398,13 @@ class deadline:  # noqa: N801 - used as a function: `with deadline(seconds, what
                 passed = min((e for e in me.stack if e.end <= now), key=lambda e: e.end, default=None)
             else:
                 _clear_pending(me)  # fired as the block ended: not to land after it
-            late = _late(me, entry) if exc_type is None or converted else None
+            late = _late(me, entry) if exc_type is None or isinstance(exc, Exception) else None
             _truncate(me, entry)
             _soon(me)  # outer deadlines that passed: their interrupt lands in their own blocks
         if delivered and passed is not None:  # name what ran past its deadline (the earliest that passed)
             raise DeadlineExceeded(f"{passed.what} ran past its deadline") from None
-        if late is not None:
-            raise DeadlineExceeded(f"{late} ran past its deadline") from (exc if converted else None)
+        if late is not None and (exc_type is None or _stopped_by_interrupt(exc)):
+            raise DeadlineExceeded(f"{late} ran past its deadline") from exc
         return False
 
     # the main thread: a real-time timer whose signal raises in the block
