@@ -104,6 +104,37 @@ def test_a_truth_without_an_enclosure_is_undecided_never_no_counterexample(capsy
     assert outcome.counterexample is None and outcome.uncertified > 0 and outcome.checked == 0
 
 
+def _fails_once_per_point(name: str) -> Family:
+    """A family whose truth fails the first time it is asked at a point and answers the next time (a truth that
+    fails at random, e.g. on a flaky resource)."""
+    x = sp.Symbol("x", positive=True)
+    asked: set[float] = set()
+
+    def once(x):
+        if x not in asked:
+            asked.add(x)
+            raise RuntimeError("the resource was busy")
+        return Truth.exact(x, "identity")
+
+    return Family(name=name, description="R = x", parameters=(Parameter(x, x < 10, "the divergence"),),
+                  facts=frozenset(), truths={Quantity.RENYI: once}, method="identity")
+
+
+@pytest.mark.parametrize("mode", ["off", "worker"])
+def test_a_plugin_truth_that_fails_only_sometimes_stops_the_search_with_its_error(mode, monkeypatch, capsys):
+    """The search stops at the plugin's first failure (PluginError, exit 2). Hypothesis replays that point: the
+    truth answered the second time, and the search ended with hypothesis's FlakyFailure (exit 4, 'a bug in
+    verify'); every call after the failure now stops the search again."""
+    monkeypatch.setenv("VERIFY_ISOLATION", mode)
+    families.register(_fails_once_per_point(f"toy_flaky_{mode}"))
+    with pytest.raises(PluginError, match="the resource was busy"):
+        falsify_outcome("x/2", f"toy_flaky_{mode}", max_examples=50)
+    families.register(_fails_once_per_point(f"toy_flaky_cli_{mode}"))
+    assert main(["falsify", "--family", f"toy_flaky_cli_{mode}", "x/2", "--max-examples", "50"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "the resource was busy" in err[0] and "internal error" not in err[0]
+
+
 @pytest.mark.parametrize("bad", [lambda: _toy("noisy_gd_quadratic"), lambda: "not a family", lambda: _toy("9lives")])
 def test_register_refuses_taken_names_and_non_families(bad):
     with pytest.raises(PluginError):

@@ -249,6 +249,8 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
         key = tuple(sorted(point.items()))
         if key in memo:  # hypothesis replays points: the same answer every time
             return memo[key]
+        if state.get("stop") is not None:  # a plugin broke its contract: every later call stops the search the same
+            raise state["stop"]  # way (a replay of the point whose truth failed once but not again was a FlakyFailure)
         if time.monotonic() >= end:
             state["budget_hit"] = True
             raise _BudgetSpent
@@ -277,8 +279,8 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
             counts["capped"] += 1
             _tally(failures, _reason(err))
         except PluginError as err:  # a user's family that breaks its contract: bad input, the search stops (exit 2)
-            state["fatal"] = err
-            raise _BudgetSpent from err
+            state["fatal"], state["stop"] = err, _BudgetSpent()
+            raise state["stop"] from err
         except Exception as err:  # noqa: BLE001 - a truth or a bind that fails at a point is counted, not fatal
             counts["failed"] += 1
             _tally(failures, _reason(err))
