@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import verify
 import verify.testing
+from verify.bounds import MAX_TERMS
 from verify.cli import main
 from verify.errors import ParameterError, VerifyError
 
@@ -144,6 +145,17 @@ def test_extreme_values_are_a_verdict_or_one_line_exit_2_or_3(entry, value, caps
     assert code in (0, 1, 2, 3), err  # 3: an INCONCLUSIVE verdict (on stdout) or a cap hit
     if code == 2 or err:
         assert len(err) == 1 and err[0].startswith("error:") and "Traceback" not in err[0]
+
+
+@settings(max_examples=4, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(alpha=st.one_of(st.integers(MAX_TERMS + 2, 10**15).map(float), st.sampled_from([1e18, 1e100, 1e308])))
+def test_an_order_beyond_the_term_cap_is_a_cap_on_the_bound_at_once(alpha, capsys):
+    """The sampled Gaussian's RDP bound sums over k <= alpha: alpha = 1e308 ran until the point's 120 s deadline,
+    which then named the truth. Past MAX_TERMS terms it is a cap (exit 3) naming the bound's sum."""
+    code, err = _run(capsys, ["check", "thudi2024.rdp_to_dp.classical.composed", "--family",
+                              "sampled_gaussian_composed", "-p", f"alpha={alpha!r}", "-p", "q=0.01", "-p", "sigma=1.0",
+                              "-p", "steps=10", "-p", "delta=1e-05"])
+    assert code == 3 and len(err) == 1 and f"more than {MAX_TERMS}" in err[0] and "sampled Gaussian" in err[0]
 
 
 def test_empty_selections_and_paths_are_refused(capsys, tmp_path):

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from verify.bounds import MAX_TERMS
+from verify.errors import ResourceLimitError
 from verify.recursion import RecursiveBound
 
 
@@ -25,6 +27,9 @@ class SampledGaussianRDP(RecursiveBound):
         half_r2 = ratio**2 / 2
         if half_r2 == 0 or q == 0:
             return N.mpf(0) * steps / (alpha - 1)  # every exponent 0, or no sampling: the same law (0/0 at alpha 1)
+        if alpha - 1 > MAX_TERMS:  # a sum over k <= alpha: alpha = 1e308 ran until the point's deadline (120 s),
+            raise ResourceLimitError(  # which then blamed the truth; a cap, as the bound language's long sums
+                f"the sampled Gaussian's RDP sum at order alpha = {float(alpha):g} has more than {MAX_TERMS} terms")
         log_p, log_q = N.log1p(-q), N.log(q)
         terms, log_binomial = [], N.log(N.mpf(alpha))
         for k in range(2, alpha + 1):  # log C(alpha, k) summed term by term (gamma products cost 10x at alpha 1000)
