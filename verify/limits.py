@@ -344,6 +344,13 @@ def _stopped_by_interrupt(exc: BaseException | None) -> bool:
     return False
 
 
+def _raise_if_overran(late: str | None, exc: BaseException | None) -> None:
+    """DeadlineExceeded naming `late` (what ran past its deadline, from `_late`) for a block that ended without an
+    exception, or with an error its deadline caused (`_stopped_by_interrupt`); nothing otherwise."""
+    if late is not None and (exc is None or _stopped_by_interrupt(exc)):
+        raise DeadlineExceeded(f"{late} ran past its deadline") from exc
+
+
 def _can_signal() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
@@ -385,10 +392,9 @@ class deadline:  # noqa: N801 - used as a function: `with deadline(seconds, what
         self._entry = None
         me = entry.thread
         if self._signal is not None:
-            late = _late(me, entry) if exc_type is None or isinstance(exc, Exception) else None
+            late = _late(me, entry)
             self._disarm_signal(me, entry)  # first: no interrupt lands while the error is looked at
-            if late is not None and (exc_type is None or _stopped_by_interrupt(exc)):
-                raise DeadlineExceeded(f"{late} ran past its deadline") from exc
+            _raise_if_overran(late, exc)
             return False
         with _lock:
             delivered = isinstance(exc, DeadlineInterrupt)
@@ -398,13 +404,12 @@ class deadline:  # noqa: N801 - used as a function: `with deadline(seconds, what
                 passed = min((e for e in me.stack if e.end <= now), key=lambda e: e.end, default=None)
             else:
                 _clear_pending(me)  # fired as the block ended: not to land after it
-            late = _late(me, entry) if exc_type is None or isinstance(exc, Exception) else None
+            late = _late(me, entry)
             _truncate(me, entry)
             _soon(me)  # outer deadlines that passed: their interrupt lands in their own blocks
         if delivered and passed is not None:  # name what ran past its deadline (the earliest that passed)
             raise DeadlineExceeded(f"{passed.what} ran past its deadline") from None
-        if late is not None and (exc_type is None or _stopped_by_interrupt(exc)):
-            raise DeadlineExceeded(f"{late} ran past its deadline") from exc
+        _raise_if_overran(late, exc)
         return False
 
     # the main thread: a real-time timer whose signal raises in the block

@@ -279,7 +279,7 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
             counts["capped"] += 1
             _tally(failures, _reason(err))
         except PluginError as err:  # a user's family that breaks its contract: bad input, the search stops (exit 2)
-            state["fatal"], state["stop"] = err, _BudgetSpent()
+            state["stop"] = _BudgetSpent()
             raise state["stop"] from err
         except Exception as err:  # noqa: BLE001 - a truth or a bind that fails at a point is counted, not fatal
             counts["failed"] += 1
@@ -321,8 +321,8 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
         _keep(key, drawn)
     except _BudgetSpent:
         pass
-    if state.get("fatal") is not None:
-        raise state["fatal"]
+    if state.get("stop") is not None:
+        raise state["stop"].__cause__  # the plugin's PluginError
     found: Counterexample | None = None
     if state["best"] is not None:  # the simplest certified point hypothesis reached (the last one it accepted)
         point, result = state["best"]
