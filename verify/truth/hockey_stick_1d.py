@@ -195,39 +195,54 @@ def _arb_mass(mix: Mixture1D, a: float, b: float) -> arb:
     return total
 
 
-def _log_extremes(mix: Mixture1D, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper ends of log(sqrt(2 pi) density) over each piece [a_j, b_j], widened by _MARGIN.
+class _LogDensityEnds:
+    """Lower and upper ends of log(sqrt(2 pi) density) of `mix` over pieces [a_j, b_j], widened by _MARGIN.
 
     Each component's density is smallest at the end farther from its mean and largest at the mean (if inside) or
     the nearer end; a log-sum-exp of per-component ends bounds the mixture. For n components the float evaluation
     errs by less than 2^-53 (7 |value| + 2 n + 2 + 6 log n + 7 L), L the largest |log w_i| + |log s_i| (the
     roundings of z^2/2 and of the logs, weighted by the log-sum-exp's softmax, plus its own bound): inside the margin
-    up to hundreds of components, and the margin grows by the excess beyond that."""
-    m, s, lw = np.array(mix.means), np.array(mix.sds), np.log(mix.weights) - np.log(mix.sds)
-    low, high = np.empty(len(a)), np.empty(len(a))
-    rows = max(1, _BLOCK_ENTRIES // len(m))  # pieces x components at a time: memory stays bounded
-    for i in range(0, len(a), rows):
-        da, db = (a[i:i + rows, None] - m) / s, (b[i:i + rows, None] - m) / s
-        far = np.maximum(np.abs(da), np.abs(db))
-        near = np.where((da <= 0) & (db >= 0), 0.0, np.minimum(np.abs(da), np.abs(db)))
-        low[i:i + rows] = log_sum_exp(lw - far**2 / 2, axis=1)
-        high[i:i + rows] = log_sum_exp(lw - near**2 / 2, axis=1)
-    n, size = len(mix.weights), float(np.max(np.abs(np.log(mix.weights)) + np.abs(np.log(mix.sds))))
-    excess = max(0.0, 2.0**-52 * (2 * n + 2 + 6 * math.log(n) + 7 * size) - _MARGIN)  # twice the bound's constant
-    return low - (_MARGIN * (1 + np.abs(low)) + excess), high + (_MARGIN * (1 + np.abs(high)) + excess)
+    up to hundreds of components, and the margin grows by the excess beyond that. The mixture's constants are
+    formed once: `_unproven_cost` asks for the ends of a few pieces in each of its many refinement rounds."""
+
+    def __init__(self, mix: Mixture1D):
+        self.m, self.s = np.array(mix.means), np.array(mix.sds)
+        self.lw = np.log(mix.weights) - np.log(mix.sds)
+        n, size = len(mix.weights), float(np.max(np.abs(np.log(mix.weights)) + np.abs(np.log(mix.sds))))
+        self.excess = max(0.0, 2.0**-52 * (2 * n + 2 + 6 * math.log(n) + 7 * size) - _MARGIN)  # twice the constant
+
+    def __call__(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        m, s, lw = self.m, self.s, self.lw
+        low, high = np.empty(len(a)), np.empty(len(a))
+        rows = max(1, _BLOCK_ENTRIES // len(m))  # pieces x components at a time: memory stays bounded
+        for i in range(0, len(a), rows):
+            da, db = (a[i:i + rows, None] - m) / s, (b[i:i + rows, None] - m) / s
+            far = np.maximum(np.abs(da), np.abs(db))
+            near = np.where((da <= 0) & (db >= 0), 0.0, np.minimum(np.abs(da), np.abs(db)))
+            low[i:i + rows] = _log_sum_exp_rows(lw - far**2 / 2)
+            high[i:i + rows] = _log_sum_exp_rows(lw - near**2 / 2)
+        return (low - (_MARGIN * (1 + np.abs(low)) + self.excess),
+                high + (_MARGIN * (1 + np.abs(high)) + self.excess))
+
+
+def _log_sum_exp_rows(x: np.ndarray) -> np.ndarray:
+    """log_sum_exp(x, axis=1); with one column that is the column itself, bit for bit (log_sum_exp's shifted sum of
+    one term is exp(0) = 1, or NaN where the term is NaN), without its eight array operations."""
+    return x[:, 0] if x.shape[1] == 1 else log_sum_exp(x, axis=1)
 
 
 def _unproven_cost(p: Mixture1D, q: Mixture1D, eps: float, pieces: np.ndarray, tol: float) -> float:
     """Refine the pieces (rows a, b, positive) until each either has a proven sign agreeing with its panel or
     can add at most `tol`; return the sum of what the unproven ones can add (rounded up)."""
     total, spent = 0.0, 0
+    p_ends, q_ends = _LogDensityEnds(p), _LogDensityEnds(q)
     for _ in range(200):
         if len(pieces) == 0:
             return total
         spent += len(pieces)
         a, b, pos = pieces[:, 0], pieces[:, 1], pieces[:, 2] > 0
-        p_lo, p_hi = _log_extremes(p, a, b)
-        q_lo, q_hi = _log_extremes(q, a, b)
+        p_lo, p_hi = p_ends(a, b)
+        q_lo, q_hi = q_ends(a, b)
         proven = np.where(pos, p_lo > q_hi + eps, p_hi < q_lo + eps)
         width = (b - a) / math.sqrt(2 * math.pi)
         # the wrong-signed part of g over the piece: e^eps q - p <= e^(q_hi + eps) (1 - e^(p_lo - q_hi - eps)) in a
