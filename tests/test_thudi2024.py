@@ -156,9 +156,13 @@ def _chain_by_quadrature(alpha: int, q: float, eta: float, p: int) -> float:
     """(1/(p (alpha - 1))) ln E_xi[M(min(eta |xi|, 1))^p] by mpmath quadrature (split at the clip), M the
     integer-order sampled-Gaussian moment: independent of the engine's erf/erfi closed form and power expansion."""
     with mpmath.workdps(30):
+        q = mpmath.mpf(q)
+        terms = [(mpmath.binomial(alpha, k) * (1 - q) ** (alpha - k) * q**k, mpmath.mpf(k * (k - 1)) / 2)
+                 for k in range(alpha + 1)]  # (binomial weight, exponent's factor), formed once for every node
+
         def moment(d):
-            return mpmath.fsum(mpmath.binomial(alpha, k) * (1 - q) ** (alpha - k) * q**k
-                               * mpmath.exp(k * (k - 1) * d**2 / 2) for k in range(alpha + 1)) ** p
+            d2 = mpmath.mpf(d) ** 2
+            return mpmath.fsum(c * mpmath.exp(e * d2) for c, e in terms) ** p
         r = 1 / mpmath.mpf(eta)
         inside = 2 * mpmath.quad(lambda x: mpmath.npdf(x) * moment(eta * x), [0, r / 2, r])
         mean = inside + 2 * mpmath.ncdf(-r) * moment(1)
