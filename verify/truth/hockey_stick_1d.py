@@ -212,23 +212,35 @@ class _LogDensityEnds:
         self.excess = max(0.0, 2.0**-52 * (2 * n + 2 + 6 * math.log(n) + 7 * size) - _MARGIN)  # twice the constant
 
     def __call__(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        m, s, lw = self.m, self.s, self.lw
-        low, high = np.empty(len(a)), np.empty(len(a))
-        rows = max(1, _BLOCK_ENTRIES // len(m))  # pieces x components at a time: memory stays bounded
-        for i in range(0, len(a), rows):
-            da, db = (a[i:i + rows, None] - m) / s, (b[i:i + rows, None] - m) / s
-            far = np.maximum(np.abs(da), np.abs(db))
-            near = np.where((da <= 0) & (db >= 0), 0.0, np.minimum(np.abs(da), np.abs(db)))
-            low[i:i + rows] = _log_sum_exp_rows(lw - far**2 / 2)
-            high[i:i + rows] = _log_sum_exp_rows(lw - near**2 / 2)
+        rows = max(1, _BLOCK_ENTRIES // len(self.m))  # pieces x components at a time: memory stays bounded
+        if len(a) <= rows:
+            low, high = self._block(a, b)
+        else:
+            low, high = np.empty(len(a)), np.empty(len(a))
+            for i in range(0, len(a), rows):
+                low[i:i + rows], high[i:i + rows] = self._block(a[i:i + rows], b[i:i + rows])
         return (low - (_MARGIN * (1 + np.abs(low)) + self.excess),
                 high + (_MARGIN * (1 + np.abs(high)) + self.excess))
 
+    def _block(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        da, db = (a[:, None] - self.m) / self.s, (b[:, None] - self.m) / self.s
+        abs_a, abs_b = np.abs(da), np.abs(db)
+        far = np.maximum(abs_a, abs_b)
+        near = np.where((da <= 0) & (db >= 0), 0.0, np.minimum(abs_a, abs_b))
+        return _log_sum_exp_rows(self.lw - far**2 / 2), _log_sum_exp_rows(self.lw - near**2 / 2)
+
 
 def _log_sum_exp_rows(x: np.ndarray) -> np.ndarray:
-    """log_sum_exp(x, axis=1); with one column that is the column itself, bit for bit (log_sum_exp's shifted sum of
-    one term is exp(0) = 1, or NaN where the term is NaN), without its eight array operations."""
-    return x[:, 0] if x.shape[1] == 1 else log_sum_exp(x, axis=1)
+    """verify.backend.log_sum_exp(x, axis=1) in NumPy, bit for bit (the same operations, through the ufuncs' own
+    reductions); with one column that is the column itself (the shifted sum of one term is exp(0) = 1, or NaN where
+    the term is NaN). `_unproven_cost` calls it on a few rows at a time, where each array call's overhead is the
+    cost."""
+    if x.shape[1] == 1:
+        return x[:, 0]
+    top = np.maximum.reduce(x, axis=1)
+    top[~np.isfinite(top)] = 0.0
+    with np.errstate(divide="ignore"):
+        return top + np.log(np.add.reduce(np.exp(x - top[:, None]), axis=1))
 
 
 def _unproven_cost(p: Mixture1D, q: Mixture1D, eps: float, pieces: np.ndarray, tol: float) -> float:
