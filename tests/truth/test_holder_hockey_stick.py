@@ -27,11 +27,13 @@ def _grid_sup(sigma, eps, p, step=1e-3):
     t = centre + ks * step
     first, second = ndtr(-(t - 1) / sigma), np.exp(eps + (1 - 1 / p) * log_ndtr(-t / sigma))
     value, margin = first - second, 1e-9 * (first + second) + 1e-300
-    candidates = ks[value + margin >= np.max(value - margin)]
+    kept = np.flatnonzero(value + margin >= np.max(value - margin))
     with mpmath.workdps(40):
         def g(t):
             return mpmath.ncdf(-(t - 1) / sigma) - mpmath.exp(eps) * mpmath.ncdf(-t / sigma) ** (1 - 1 / mpmath.mpf(p))
-        return float(max(g(mpmath.mpf(centre) + int(k) * step) for k in candidates))
+        exact = [g(mpmath.mpf(centre) + int(ks[i]) * step) for i in kept]
+        assert all(abs(e - value[i]) <= margin[i] for e, i in zip(exact, kept, strict=True))  # the screen's premise
+        return float(max(exact))
 
 
 def _hockey_stick_quadrature(sigma, eps):

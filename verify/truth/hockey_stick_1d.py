@@ -44,8 +44,8 @@ _EPS_NEWTON = 1e-10  # a Newton step on log delta(eps) this small (relative to e
 _EPS_STEPS = 200  # Newton/bisection steps of the eps search at most
 _EPS_MAX = 8192.0  # eps(delta) above this is an error (the pair is almost distinguishable)
 _EPS_PAD = 1e-9  # relative pad of a float eps(delta): Newton on log delta to ~1e-13, on a delta(eps) good to ~1e-12
-_BLOCK_ENTRIES = 1 << 20  # pieces x components evaluated at a time by _log_extremes (8 MB per array)
-_MARGIN = 1e-13  # widening of float log-density ends, relative to 1 + |value|: above their rounding (_log_extremes)
+_BLOCK_ENTRIES = 1 << 20  # pieces x components evaluated at a time by _LogDensityEnds (8 MB per array)
+_MARGIN = 1e-13  # widening of float log-density ends, relative to 1 + |value|: above their rounding (_LogDensityEnds)
 
 
 def _window(p: Mixture1D, q: Mixture1D) -> tuple[float, float]:
