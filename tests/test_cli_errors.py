@@ -240,3 +240,15 @@ def test_a_dangling_latest_link_is_verifys_only_if_it_names_a_run(tmp_path):
     (reports / "latest").unlink()
     (reports / "latest").symlink_to("my-notes")
     assert not _our_link(reports / "latest")
+
+
+@settings(max_examples=4, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(S=st.floats(1e300, 1.7e308))
+def test_a_quadrature_window_beyond_any_panel_count_is_a_cap(S, capsys):
+    """S ~ 1e308 spreads the shuffled block's mixture over more than 1e308 of its narrowest widths: the panel count
+    overflowed math.ceil (an OverflowError, reported as bad input, exit 2); the quadrature's memory cap refuses it
+    (exit 3, one line)."""
+    argv = ["check", "chen2024.composition", "-p", f"S={S!r}", "-p", "mu=0.4", "-p", "alpha=2", "-p", "m=2",
+            "-p", "K=5", "-p", "o_last=0.01", "-p", "o=0.001", "-p", "wd=0"]
+    code, err = _run(capsys, argv)
+    assert code == 3 and len(err) == 1 and "mixture quadrature" in err[0], err

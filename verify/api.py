@@ -13,11 +13,15 @@ def check(theorem_id: str, family: str | None = None, **params: float) -> PointR
     """Check catalog entry `theorem_id` at one parameter point.
 
     Parameters the entry's application derives (e.g. Corollary 1's start variance 2 sigma^2/lam) may be
-    omitted; a point that breaks an assumption raises `verify.AssumptionError` naming it.
+    omitted, and so may those that take one value on every grid of the application (the instance's fixed constants,
+    e.g. a step size): they take that value, shown in the result's params. A point that breaks an assumption raises
+    `verify.AssumptionError` naming it.
     """
     thm = get_theorem(theorem_id)
     apps = [a for a in thm.applications if family is None or a.family == family]
     if not apps:
         raise UnknownIdError(f"{theorem_id} is not checked on family '{family}'; it applies to "
                              f"{', '.join(a.family for a in thm.applications)}")
-    return check_point(thm, apps[0], params, companions(apps[0]))
+    app = apps[0]
+    fixed = {name: values[0] for name in app.grid_names if len(values := app.grid_values(name)) == 1}
+    return check_point(thm, app, {**fixed, **params}, companions(app))

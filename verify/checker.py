@@ -104,6 +104,10 @@ def _derived(expr, values: Mapping[str, float], name: str, theorem: Theorem):
     try:
         return evaluate(expr, values)
     except (ZeroDivisionError, ValueError, OverflowError) as err:
+        missing = sorted(s.name for s in expr.free_symbols if s.name not in values)
+        if missing:  # a parameter not given, not undefined arithmetic
+            raise ParameterError(f"{theorem.id}: missing parameter {', '.join(missing)} (the entry derives {name} = "
+                                 f"{expr} from it)") from None
         raise UndefinedBoundError(f"{theorem.id}: {name} = {expr} is undefined at {_shown(values)} ({err})") from None
 
 

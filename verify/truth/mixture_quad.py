@@ -211,7 +211,7 @@ def _renyi_quad(p_mix: tuple, q_mix: tuple, alpha: float, exact_weights, both: b
     narrowest = min(sp_.min(), sq.min())
     rounded = exact_weights is not None
 
-    def by_panels(panels: int) -> list[tuple[Truth, bool]]:
+    def by_panels(panels: float) -> list[tuple[Truth, bool]]:
         require_memory(8.0 * panels * _ORDER * (len(wp) + len(wq) + 8), "the mixture quadrature")
         rules = []
         for x, log_w in _rules(lo, hi, panels):
@@ -247,8 +247,12 @@ _FINE_PANEL, _COARSE_PANEL = 0.25, 1.0  # panel widths in units of the narrowest
 # width resolve a Gaussian to ~1e-19 relative; the fine panels otherwise, as before.
 
 
-def _panels(lo: float, hi: float, width: float) -> int:
-    return max(64, math.ceil((hi - lo) / width))
+def _panels(lo: float, hi: float, width: float) -> float:
+    """Panels of at most `width` on [lo, hi], at least 64; inf where the window is wider than any count (at S = 1e308
+    it spans 1e308 widths and more: math.ceil raised an OverflowError, now the memory cap refuses the quadrature)."""
+    with np.errstate(over="ignore"):
+        count = (hi - lo) / width
+    return max(64, math.ceil(count)) if math.isfinite(count) else math.inf
 
 
 def _rules(lo: float, hi: float, panels: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -299,7 +303,7 @@ def renyi_mixture_to_gaussians(weights: Sequence[float], means: Sequence[float],
             return enclose_renyi_mixture(p, ([1], [float(target)], [float(s)]), alpha, prec, (lo, hi))
         return enclose
 
-    def by_panels(panels: int, chosen: np.ndarray) -> list[tuple[Truth, bool]]:
+    def by_panels(panels: float, chosen: np.ndarray) -> list[tuple[Truth, bool]]:
         """The truths of the targets `chosen` (indices into t) on `panels` panels, each with `_truth`'s settled."""
         require_memory(8.0 * panels * _ORDER * (len(wp) + 8 * _TARGET_BLOCK), "the mixture-to-Gaussians quadrature")
         rules = []
