@@ -222,6 +222,17 @@ def test_any_noise_scale_is_answered_or_refused_cleanly(exponent, q, steps, ask)
     assert main(argv) in (0, 3)
 
 
+def test_a_refusal_at_every_grid_says_why_the_coarse_grids_failed_too(capsys):
+    """sigma = 0.05 (1000 steps at q = 0.01) is beyond the engine's double-precision grids at any width: the finer
+    ones exceed the cell cap, the coarser ones lose the CDF steps to rounding. Asked for a loose tolerance, the
+    refusal said only "eps_tolerance too small ... even at eps width 5.96e-09": it names the last refusal of each
+    kind (exit 3, one line)."""
+    assert main(["account", "--q", "0.01", "--sigma", "0.05", "--steps", "1000", "--delta", "1e-5", "--tol", "10"]) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "at any grid it tried" in err[0] and "cells" in err[0]
+    assert err[0].count("at eps width") == 2
+
+
 def test_calibration_keeps_searching_past_an_undecided_midpoint():
     """A midpoint whose bracket straddles the target used to end the search (sigma 2.0 returned where 1.45 provably
     meets eps <= 1): the search goes on toward the certified side until the precision is reached."""

@@ -165,18 +165,20 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
     coarser = [_START_WIDTH * 8**k for k in range(1, 7)] if start <= _START_WIDTH else [_START_WIDTH]
     finer = [min(start, _START_WIDTH) / 8**k for k in range(1, 13)]
     last_error, stalled, best, fitted, capped = None, False, None, width, None
+    refused: dict[bool, tuple[float, ResourceLimitError]] = {}  # too big or not -> the last such refusal's width
     for _ in range(_ROUNDS + len(coarser) + len(finer) + 1):
         try:
             comps = schedule_orders(raw, orders, width, budget_goal)
             bracket = solve(comps)
         except ResourceLimitError as err:
             too_big = any(word in str(err) for word in ("cells", "memory"))
+            refused[too_big] = (width, err)
             if last_error is None and (coarser if too_big else finer):
                 width = (coarser if too_big else finer).pop(0)
                 continue
             if last_error is None:
-                raise ResourceLimitError(f"the certified bracket cannot be computed for {_shown(phases)} even at eps "
-                                         f"width {width:g} ({err})") from None
+                raise ResourceLimitError(f"the certified bracket cannot be computed for {_shown(phases)} at any "
+                                         f"grid it tried: {_refusals(refused)}") from None
             if too_big and width < fitted / 1.5:  # a long jump overshot the cap: the tightest grid that fits lies
                 width, capped = math.sqrt(width * fitted), err  # between, so back off towards the last one that did
                 continue
@@ -216,6 +218,12 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
         width *= max(1e-3, min(0.9, (0.75 if ratio < 0.2 else 0.9) * ratio))  # from a coarse one aims lower
     raise ResourceLimitError(f"the bracket did not reach the tolerance in its refinements (width "
                              f"{last_error:.3g}{_best(best)})")
+
+
+def _refusals(refused: dict[bool, tuple[float, ResourceLimitError]]) -> str:
+    """The last refusal of each kind (a grid too large for a cap; any other), for `_refined`'s message: a user who
+    asked for a loose tolerance sees why coarse grids failed too, not only the finest grid's cell count."""
+    return "; ".join(f"at eps width {width:g}, {err}" for _, (width, err) in sorted(refused.items(), reverse=True))
 
 
 def _capped(width: float, best, err: Exception) -> ResourceLimitError:
