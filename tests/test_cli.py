@@ -114,6 +114,40 @@ def test_check_takes_the_grids_fixed_constants_as_defaults(entry):
     assert short.truth.value == full.truth.value
 
 
+def test_the_filled_constants_never_change_a_grid_point():
+    """Every grid of every application: its first point, resolved as given and with the filled constants in place of
+    the grid's own values, gives the same values (or the same refusal). The first rule (one value across the grids)
+    filled beta = 1 from chen2024.theorem4_6.corrected's fourth grid into points whose beta is max(1, mu)."""
+    from verify.api import fixed_constants
+    from verify.checker import resolve
+    from verify.memo import shared_truths
+
+    def resolved(theorem, app, point):
+        try:
+            return resolve(theorem, app, point)[1]
+        except (verify.ParameterError, verify.AssumptionError) as err:
+            return type(err).__name__
+
+    with shared_truths():
+        for theorem in verify.catalog.CATALOG.values():
+            for app in theorem.applications:
+                fixed = fixed_constants(app)
+                for grid in app.grids:
+                    point = {k: v[0] for k, v in grid.items()}
+                    short = {k: v for k, v in point.items() if k not in fixed}
+                    assert resolved(theorem, app, {**fixed, **short}) == resolved(theorem, app, point), theorem.id
+
+
+def test_a_grid_value_never_replaces_a_derived_default(capsys):
+    """mu = 2 on chen2024.theorem4_6.corrected: beta = kappa_h = max(1, mu) = 2, not the 1 and 1.1 of another grid
+    (the first filling rule refused the entry's own grid point: 'mu <= beta fails at beta=1')."""
+    argv = ["check", "chen2024.theorem4_6.corrected", "-p", "alpha=2", "-p", "mu=2", "-p", "m=2", "-p", "K=1",
+            "-p", "o=0.001", "-p", "o_last=0.001", "-p", "o_rate=1", "-p", "wd=0", "--json"]
+    assert main(argv) == 0
+    params = json.loads(capsys.readouterr().out)["params"]
+    assert params["beta"] == params["kappa_h"] == 2
+
+
 def test_a_parameter_a_default_needs_is_named_missing(capsys):
     """chen2024.composition derives beta = max(1, mu): without mu the message named beta as undefined at the point;
     it names mu as missing (exit 2)."""

@@ -6,6 +6,7 @@ from verify.catalog import companions
 from verify.catalog import theorem as get_theorem
 from verify.checker import check_point
 from verify.errors import UnknownIdError
+from verify.model import Application
 from verify.results import PointResult
 
 
@@ -23,5 +24,13 @@ def check(theorem_id: str, family: str | None = None, **params: float) -> PointR
         raise UnknownIdError(f"{theorem_id} is not checked on family '{family}'; it applies to "
                              f"{', '.join(a.family for a in thm.applications)}")
     app = apps[0]
-    fixed = {name: values[0] for name in app.grid_names if len(values := app.grid_values(name)) == 1}
-    return check_point(thm, app, {**fixed, **params}, companions(app))
+    return check_point(thm, app, {**fixed_constants(app), **params}, companions(app))
+
+
+def fixed_constants(app: Application) -> dict[str, float]:
+    """The parameters that every grid of `app` gives, each with one value on all of them, and that the application
+    neither derives nor binds (a value one grid gives where another derives it, e.g. beta = max(1, mu), is that
+    grid's, not a constant of the instance)."""
+    derived = app.defaults.keys() | app.bind.keys()
+    return {name: values[0] for name in app.grid_names
+            if name not in derived and all(name in g for g in app.grids) and len(values := app.grid_values(name)) == 1}
