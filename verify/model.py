@@ -466,7 +466,9 @@ class Family:
 # conversion of an overflowed inf or NaN, an interval that rounding inverted in the subnormal range): at such
 # parameters (_extreme) the point is refused with the reason (exit 2), not reported as an internal error
 _BEYOND_FLOATS = (ZeroDivisionError, OverflowError, FloatingPointError, ValueError)
-EXTREME = 1e200  # a parameter this large, or this small but nonzero, is one a float kernel may not take
+EXTREME = 1e150  # a parameter this large, or this small but nonzero, is one a float kernel may not take: beyond the
+# square root of the float range (1.3e154), a product or square of two such values overflows or underflows (at 1e200
+# a hostile probe still met x0**2 at R = 1e199, 1/(2 sigma^2) at sigma = 1e-199, a Renyi estimate at alpha = 1e199)
 
 
 def _extreme(params: Mapping[str, float]) -> bool:

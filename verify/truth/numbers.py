@@ -488,9 +488,19 @@ Encloser = Callable[[int], Enclosure]  # precision in bits -> rigorous enclosure
 # the same formulas give tight balls (a ball of log|m| that straddles 0 is handled by monotonicity in log|m|).
 
 
+MAX_EXTRA_BITS = 1 << 20  # about 315,000 digits: far above what any catalog point asks for, below mpmath's overflow
+
+
 @contextmanager
 def extra_precision(bits: int) -> Iterator[None]:
-    """Raise the active number system's working precision by `bits` inside the block."""
+    """Raise the active number system's working precision by `bits` inside the block; past MAX_EXTRA_BITS a
+    ResourceLimitError (a tail or a cancellation at parameters like eps = 1e30 asked for so many bits that mpmath's
+    integer shift overflowed: an internal error before)."""
+    if not int(bits) <= MAX_EXTRA_BITS:
+        from verify.errors import ResourceLimitError
+
+        raise ResourceLimitError(f"the computation needs {int(bits):.3g} extra bits of working precision, more than "
+                                 f"{MAX_EXTRA_BITS} (the parameters are too extreme for it)")
     if num().rigorous:
         with ctx.workprec(ctx.prec + int(bits)):
             yield

@@ -156,6 +156,9 @@ def combine_replicates(estimates: list[Truth], what: str, nonnegative: bool = Fa
         raise ParameterError("combine_replicates needs >= 2 Monte-Carlo estimates with a confidence level")
     confidence = estimates[0].confidence
     values = np.array([e.value for e in estimates])
+    if not np.all(np.isfinite(values)):  # e.g. alpha = 1e25: each replicate's float estimate overflowed
+        raise ParameterError(f"{what}: the replicates' estimates are not finite ({', '.join(f'{v:g}' for v in values)})"
+                             f": the Monte-Carlo estimator cannot resolve this point")
     z = NormalDist().inv_cdf((1 + confidence) / 2)
     within = z * math.sqrt(sum(((e.upper - e.lower) / (2 * z)) ** 2 for e in estimates)) / r
     between = float(student_t.ppf((1 + confidence) / 2, r - 1) * values.std(ddof=1) / math.sqrt(r))
