@@ -231,16 +231,9 @@ class _LogDensityEnds:
 
 
 def _log_sum_exp_rows(x: np.ndarray) -> np.ndarray:
-    """verify.backend.log_sum_exp(x, axis=1) in NumPy, bit for bit (the same operations, through the ufuncs' own
-    reductions); with one column that is the column itself (the shifted sum of one term is exp(0) = 1, or NaN where
-    the term is NaN). `_unproven_cost` calls it on a few rows at a time, where each array call's overhead is the
-    cost."""
-    if x.shape[1] == 1:
-        return x[:, 0]
-    top = np.maximum.reduce(x, axis=1)
-    top[~np.isfinite(top)] = 0.0
-    with np.errstate(divide="ignore"):
-        return top + np.log(np.add.reduce(np.exp(x - top[:, None]), axis=1))
+    """log_sum_exp(x, axis=1); with one column that is the column itself, bit for bit (log_sum_exp's shifted sum of
+    one term is exp(0) = 1, or NaN where the term is NaN), without its array operations."""
+    return x[:, 0] if x.shape[1] == 1 else log_sum_exp(x, axis=1)
 
 
 def _unproven_cost(p: Mixture1D, q: Mixture1D, eps: float, pieces: np.ndarray, tol: float) -> float:
