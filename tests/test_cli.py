@@ -154,3 +154,46 @@ def test_a_parameter_a_default_needs_is_named_missing(capsys):
     assert main(["check", "chen2024.composition", "-p", "S=2"]) == 2
     err = capsys.readouterr().err
     assert "missing parameter mu" in err and "undefined" not in err
+
+
+def _theorem_symbols_given_by_the_grid(theorem, app) -> list[str]:
+    family_names = {p.name for p in verify.families.family(app.family).parameters}
+    return sorted(s.name for s in theorem.symbols
+                  if s.name not in family_names and s.name not in app.bind and s.name in app.grids[0])
+
+
+def test_every_missing_theorem_symbol_is_named():
+    """Each theorem symbol a grid gives (not a family parameter), left out of the grid's first point, is named as
+    missing (before: the first assumption using it failed 'at :' with an empty list, e.g. alpha of
+    thudi2024.rdp_to_dp.classical). Every application, every such symbol."""
+    from verify.checker import resolve
+
+    cases = 0
+    for theorem in verify.catalog.CATALOG.values():
+        for app in theorem.applications:
+            for name in _theorem_symbols_given_by_the_grid(theorem, app):
+                point = {k: v for k, v in _grid_point(app).items() if k != name}
+                with pytest.raises(verify.ParameterError, match=rf"missing parameter\S* .*\b{name}\b"):
+                    resolve(theorem, app, point)
+                cases += 1
+    assert cases > 50
+
+
+def test_a_value_for_a_bound_symbol_is_refused(capsys):
+    """A value given for a symbol the entry binds (to a family quantity or an expression) was silently replaced by
+    the bound value after the assumptions had been checked with it; it is refused, naming the binding. Every
+    application, every bound symbol."""
+    from verify.checker import resolve
+
+    cases = 0
+    for theorem in verify.catalog.CATALOG.values():
+        for app in theorem.applications:
+            family_names = {p.name for p in verify.families.family(app.family).parameters}
+            givable = {s.name for s in theorem.symbols} | family_names
+            for name in sorted(app.bind.keys() & givable):
+                with pytest.raises(verify.ParameterError, match=rf"{name} cannot be given: the entry binds {name} ="):
+                    resolve(theorem, app, {**_grid_point(app), name: 0.5})
+                cases += 1
+    assert cases > 20
+    assert main(["check", "chen2024.lemma_c3", "-p", "L_F=0.123"]) == 2
+    assert "binds L_F = the family's gradient_map_lipschitz" in capsys.readouterr().err

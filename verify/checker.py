@@ -128,6 +128,14 @@ def _family_float(theorem: Theorem, fam: Family, name: str, expr, values: Mappin
                                   f"beyond the float range: no instance of family {fam.name} has it")
 
 
+def _binding(target) -> str:
+    """How the entry binds a symbol, in words."""
+    if isinstance(target, FromFamily):
+        moved = "".join(f", {k} = {v}" for k, v in target.at.items())
+        return f"the family's {target.quantity.value}{' at ' + moved[2:] if moved else ''}"
+    return str(target)
+
+
 def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> tuple[dict, dict, dict]:
     """Family parameters and theorem-symbol values at a point: defaults filled, symbols bound, all checked; and the
     truths behind the symbols bound to a family quantity (their floats are rounded: the rigorous fallback encloses
@@ -140,6 +148,10 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
         hints = "".join(did_you_mean(u, family_names | theorem_names) for u in unknown)
         raise ParameterError(f"{theorem.id}: unknown parameter(s) {', '.join(unknown)}{hints}; family {fam.name} has "
                              f"{', '.join(p.name for p in fam.parameters)}")
+    overridden = sorted(set(params) & app.bind.keys())
+    if overridden:
+        raise ParameterError(f"{theorem.id}: parameter(s) {', '.join(overridden)} cannot be given: the entry binds "
+                             + "; ".join(f"{k} = {_binding(app.bind[k])}" for k in overridden))
     values: dict[str, float] = {}
     for k, v in params.items():
         v = as_number(v, f"{theorem.id}: parameter {k}")
@@ -154,6 +166,10 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
             values[name] = _real(_derived(expr, values, name, theorem), name, theorem)
             if name in family_names:
                 _family_float(theorem, fam, name, expr, values)
+    missing = sorted(theorem_names - values.keys() - app.bind.keys())
+    if missing:
+        raise ParameterError(f"{theorem.id}: missing parameter {', '.join(missing)} "
+                             f"({'symbols' if len(missing) > 1 else 'a symbol'} of the theorem)")
     family_params = _validated(fam, theorem.quantity, {k: v for k, v in values.items()
                                                        if k in fam.parameter_names(theorem.quantity)})
     from_family: dict[str, Truth] = {}
