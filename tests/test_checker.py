@@ -206,3 +206,19 @@ def test_a_default_family_parameter_beyond_the_float_range_excludes_the_point(ex
         return
     r = verify.check("chourasia2021.theorem3.cor1_start", **point)
     assert r.verdict is Verdict.VIOLATED and r.ratio == pytest.approx(8.66, abs=0.01)
+
+
+@settings(max_examples=25, deadline=None, database=None)
+@given(st.sampled_from(["thudi2024.appendix_b.cifar10_noise", "thudi2024.appendix_b.mnist_noise"]),
+       st.integers(1, 10**7))
+def test_a_default_undefined_where_an_assumption_fails_names_the_assumption(theorem_id, b):
+    """App. B's sigma is a table over the batch sizes the paper lists (NaN elsewhere): at any other b the point is
+    refused by the paper_batch_size assumption, not as 'sigma is not a real number (nan)'."""
+    from verify.errors import AssumptionError
+
+    t = CATALOG[theorem_id]
+    listed = t.applications[0].grid_values("b")
+    if b in listed:
+        return
+    with pytest.raises(AssumptionError, match="paper_batch_size"):
+        check_point(t, t.applications[0], {"b": b, "delta": 1e-5})

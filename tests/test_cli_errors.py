@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 
@@ -279,3 +280,22 @@ def test_a_quadrature_window_beyond_any_panel_count_is_a_cap(S, capsys):
             "-p", "K=5", "-p", "o_last=0.01", "-p", "o=0.001", "-p", "wd=0"]
     code, err = _run(capsys, argv)
     assert code == 3 and len(err) == 1 and "mixture quadrature" in err[0], err
+
+
+@settings(max_examples=30, deadline=None, database=None)
+@given(hi=st.floats(1e12, 1.7e308))
+def test_a_cap_message_never_prints_a_huge_integer(hi):
+    """A sum's range up to 1.7e308 was printed as a 309-digit integer in the cap's one line; counts from 10^12 on
+    are shown in scientific notation (three digits)."""
+    from decimal import Decimal
+
+    from verify.bounds import integer_range
+    from verify.errors import ResourceLimitError
+
+    hi = float(int(hi))
+    with pytest.raises(ResourceLimitError) as caught:
+        integer_range(0, hi)
+    message = str(caught.value)
+    assert len(message) < 80, message
+    shown = float(message.split(" has ")[1].split(" terms")[0])
+    assert math.isclose(shown, float(Decimal(int(hi)) + 1), rel_tol=5e-3)

@@ -15,7 +15,7 @@ from typing import Any
 import sympy as sp
 from sympy.concrete.expr_with_limits import ExprWithLimits
 
-from verify.errors import ParameterError, ResourceLimitError
+from verify.errors import ParameterError, ResourceLimitError, count_text
 
 MAX_TERMS = 100_000
 
@@ -29,7 +29,8 @@ def integer_range(lo: Any, hi: Any) -> range:
             raise ParameterError(f"the {name} end of a sum or min range must be an integer, got {v}")
         ends.append(int(x))
     if ends[1] - ends[0] + 1 > MAX_TERMS:  # well defined, too long to evaluate here: a cap (it was "undefined")
-        raise ResourceLimitError(f"a sum or min range has {ends[1] - ends[0] + 1} terms, more than {MAX_TERMS}")
+        raise ResourceLimitError(f"a sum or min range has {count_text(ends[1] - ends[0] + 1)} terms, more than "
+                                 f"{MAX_TERMS}")
     return range(ends[0], ends[1] + 1)
 
 

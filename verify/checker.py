@@ -128,6 +128,13 @@ def _family_float(theorem: Theorem, fam: Family, name: str, expr, values: Mappin
                                   f"beyond the float range: no instance of family {fam.name} has it")
 
 
+def _check_decidable(theorem: Theorem, values: Mapping[str, float]) -> None:
+    """Check the assumptions over `values` alone (AssumptionError for the first that fails)."""
+    for a in theorem.assumptions:
+        if a.names <= values.keys():
+            a.check(theorem.id, values)
+
+
 def _binding(target) -> str:
     """How the entry binds a symbol, in words."""
     if isinstance(target, FromFamily):
@@ -163,9 +170,13 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
         check_declared_domain(theorem.id, declared[k], v)
     for name, expr in app.defaults.items():
         if name not in values:
-            values[name] = _real(_derived(expr, values, name, theorem), name, theorem)
-            if name in family_names:
-                _family_float(theorem, fam, name, expr, values)
+            try:
+                values[name] = _real(_derived(expr, values, name, theorem), name, theorem)
+                if name in family_names:
+                    _family_float(theorem, fam, name, expr, values)
+            except (ParameterError, UndefinedBoundError):
+                _check_decidable(theorem, values)  # an assumption on the given values that fails names the cause
+                raise
     missing = sorted(theorem_names - values.keys() - app.bind.keys())
     if missing:
         raise ParameterError(f"{theorem.id}: missing parameter {', '.join(missing)} "

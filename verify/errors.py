@@ -56,6 +56,15 @@ class PluginError(VerifyError):
     """A plugin module or entry point cannot be loaded, or declares something that is not a valid family."""
 
 
+def count_text(n: int) -> str:
+    """A count for a message: exact below 10^12, else in scientific notation (a cap's message once printed a
+    309-digit integer)."""
+    from decimal import Decimal
+
+    n = int(n)
+    return str(n) if abs(n) < 10**12 else f"{Decimal(n):.2e}"
+
+
 class ResourceLimitError(VerifyError):
     """A computation would exceed its memory or time cap; the point is left undecided, never guessed."""
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import mpmath
 
-from verify.errors import ResourceLimitError
+from verify.errors import ResourceLimitError, count_text
 from verify.recursion import RecursiveBound
 from verify.truth.numbers import MP
 
@@ -26,7 +26,7 @@ MAX_STEPS = 30_000  # steps of a recursion (summed over the batch positions) one
 
 def _affordable(steps: int) -> None:
     if steps > MAX_STEPS:
-        raise ResourceLimitError(f"the recursion would run {steps} steps (cap {MAX_STEPS})")
+        raise ResourceLimitError(f"the recursion would run {count_text(steps)} steps (cap {MAX_STEPS})")
 
 
 class _Schedule:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import mpmath
 import sympy as sp
 
-from verify.errors import ResourceLimitError
+from verify.errors import ResourceLimitError, count_text
 from verify.families._exact import exact
 from verify.model import Assumption, Family, Parameter, Quantity
 from verify.results import Truth
@@ -96,8 +96,8 @@ MAX_EPOCHS = 500  # epochs of a shuffled family
 
 def _affordable(steps: int, assignments: int = 1, cap: int = MAX_PROPAGATIONS) -> None:
     if steps * assignments > cap:
-        raise ResourceLimitError(f"{steps} steps x {assignments} batch assignments exceed the engine's cap of "
-                                 f"{cap} propagated steps per truth")
+        raise ResourceLimitError(f"{count_text(steps)} steps x {count_text(assignments)} batch assignments exceed the "
+                                 f"engine's cap of {cap} propagated steps per truth")
 
 
 def block_pair(eta, mu, beta, kappa_h, S, b, m, steps, o, o_last, o_rate, wd, j0) -> LinearGaussianPair:

@@ -282,7 +282,8 @@ def _cut_values(order: str, q: float, s: float, h: float, ks: np.ndarray):
     v = np.where(left, f_cdf, s_cdf)
     finite = np.isfinite(x)
     if np.any(finite & (v < 1e-290)):
-        raise ResourceLimitError("a finite cut has an underflowing CDF value")
+        raise ResourceLimitError("a cut of the privacy-loss grid has a CDF value below 1e-290, where the "
+                                 "double-precision grid cannot bound its error (the limit of the PLD engine)")
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         eta_f = np.where(finite, 4 * kap * np.exp(np.log(v) + log_df), 0.0)
     eta = eta_x + eta_f
