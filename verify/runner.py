@@ -8,6 +8,7 @@ import dataclasses
 import json
 import math
 import os
+import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -227,10 +228,15 @@ def family_groups(jobs: Sequence[tuple[Theorem, int]], falsify: int = FALSIFY_EX
     return sorted(groups.values(), key=cost, reverse=True)
 
 
+_ONE_TASK_AT_A_TIME = threading.Lock()
+
+
 def _check_group(keys: list[tuple[str, int]], falsify: int, seed: int, backend: str) -> list[ApplicationResult]:
     """One task: entries on one family, sharing their truths. A forked worker finds the theorems in _JOBS; a Dask
-    worker (a process of its own) in the catalog."""
-    with use_backend(backend), shared_truths():
+    worker (a process of its own) in the catalog. A process runs one task at a time: mpmath's and python-flint's
+    working precision, the backend variable and the truth memo are process-wide, so two tasks in threads of one Dask
+    worker (a scheduler's workers may have several) would change them under each other."""
+    with _ONE_TASK_AT_A_TIME, use_backend(backend), shared_truths():
         found = [(_JOBS.get(tid) or catalog_theorem(tid), i) for tid, i in keys]
         out = []
         for t, i in found:
@@ -251,7 +257,6 @@ def _announced_starts(jobs: list[tuple[Theorem, int]], progress: Callable[[Theor
         yield done
         return
     import multiprocessing
-    import threading
 
     by_id = {t.id: t for t, _ in jobs}
     _STARTS = multiprocessing.get_context("fork").SimpleQueue()  # before the first submit forks the workers
