@@ -6,6 +6,7 @@ import math
 import pytest
 import sympy as sp
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import verify
 from verify import ParameterError
@@ -366,3 +367,58 @@ def test_plans_that_print_alike_but_draw_apart_are_not_replayed(monkeypatch):
     assert module.search_outcome(holds, holds.applications[0], **kw).counterexample is None and module._DRAWS
     after = module.search_outcome(other, other.applications[0], **kw)
     assert _outcome_fields(after) == _outcome_fields(alone)
+
+
+@settings(max_examples=6, deadline=None, database=None, suppress_health_check=[HealthCheck.nested_given])
+@given(st.integers(2, 64))
+def test_an_integer_parameter_may_be_pinned(alpha):
+    """`--integer alpha --fix alpha=3` was refused as 'not a parameter of family sampled_gaussian' (a pinned parameter
+    was taken for a bound symbol); a pinned integer is accepted, a pinned non-integer is refused by name."""
+    from verify.cli import main
+
+    assert main(["falsify", "--family", "sampled_gaussian", "--integer", "alpha", "--fix", f"alpha={alpha}",
+                 "--fix", "q=1", "--max-examples", "20", "--min-checked", "5", "alpha/(2*sigma**2)"]) == 0
+    with pytest.raises(ParameterError, match=f"--integer alpha with --fix alpha={alpha}.5: not an integer"):
+        user_theorem("alpha/(2*sigma**2)", "sampled_gaussian", "upper", integers=["alpha"],
+                     defaults={"alpha": f"{alpha}.5"})
+
+
+def test_a_negative_bound_on_the_floored_eps_says_so(capsys):
+    """A valid RDP-to-DP conversion can be negative at a large delta, where dp_epsilon (floored at 0) is 0: the
+    counterexample says so and names dp_epsilon_signed (Canonne-Kamath-Steinke's conversion at a = 2, delta = 0.5,
+    q = 0.5, sigma = 1: bound -0.3358, signed eps(delta) -0.6287)."""
+    from verify.cli import main
+
+    conversion = "R + log((a-1)/a) - (log(delta) + log(a))/(a-1)"
+    args = ["falsify", "--family", "sampled_gaussian", "--symbol", "a > 1", "--bind", "R=renyi(alpha=a)",
+            "--fix", "q=0.5", "--fix", "sigma=1", "--fix", "delta=0.5", "--max-examples", "40"]
+    assert main([*args, "--quantity", "dp_epsilon", conversion]) == 1
+    out = capsys.readouterr().out
+    assert "floored at 0" in out and "--quantity dp_epsilon_signed" in out
+    assert main([*args, "--quantity", "dp_epsilon_signed", conversion]) == 0
+
+
+def test_an_uncertified_search_names_the_right_cause():
+    """The hint of an undecided search: the plugin-author advice ('a truth needs a rigorous enclose') was shown for a
+    built-in family whose enclosure had run past its deadline."""
+    from verify.errors import NothingChecked
+    from verify.testing.falsify import SearchOutcome, require_checked
+
+    def message(reason: str) -> str:
+        outcome = SearchOutcome("t", "sampled_gaussian", 0, 3, 0, {}, 0, 0, 0, 1.0, False, uncertified=3,
+                                uncertified_reasons={reason: 3})
+        with pytest.raises(NothingChecked) as caught:
+            require_checked(outcome, 1)
+        return str(caught.value)
+
+    assert "ran out of time or memory" in message("no rigorous enclosure could be computed (DeadlineExceeded: the "
+                                                  "SGM R_alpha (qp) ran past its deadline (20 s))")
+    assert "needs a rigorous `enclose`" in message("no rigorous enclosure exists for a quadrature truth")
+    assert "could not decide at the precisions tried" in message("the enclosures overlap the tie band")
+
+
+def test_contradictory_assumptions_are_named():
+    from verify.errors import NothingChecked
+
+    with pytest.raises(NothingChecked, match="could draw no point that satisfies the assumptions"):
+        falsify("alpha/(2*sigma**2)", "sampled_gaussian", "upper", ["sigma > 2", "sigma < 1"])

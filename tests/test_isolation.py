@@ -293,3 +293,14 @@ def test_call_capped_runs_a_closure_in_a_fresh_process_and_stops_it():
     assert message.startswith("a nap ran past its deadline") and took < 1.3
     with pytest.raises(ZeroDivisionError):
         isolation.call_capped(lambda: 1 / 0, seconds=10, what="a division")
+
+
+def test_the_point_the_search_budget_interrupts_is_not_a_capped_point(plugin, monkeypatch, capsys):
+    """A search whose budget (1 s) runs out inside a point's truth (a 30 s sleep, under a larger truth deadline)
+    counted that point 'over a time/memory cap', the reason that every budget-stopped search showed; it is not
+    counted (never judged), and the search says it was stopped by the budget."""
+    monkeypatch.setenv("VERIFY_TRUTH_DEADLINE", "60")
+    code = main(["falsify", "--plugin", str(plugin), "--family", "toy_c_sleep", "x + 1", "--fix", "x=30",
+                 "--max-examples", "1", "--min-checked", "1", "--budget", "1"])
+    err = capsys.readouterr().err
+    assert code == 3 and "over a time/memory cap" not in err and "stopped by the time budget" in err

@@ -349,10 +349,31 @@ def cmd_falsify(args: argparse.Namespace) -> int:
     if outcome.counterexample is None:
         if not args.json:
             print(f"no counterexample in {outcome.summary()} with seed {args.seed} on {args.family}")
+            if outcome.failure_reasons:
+                reason, n = max(outcome.failure_reasons.items(), key=lambda item: item[1])
+                print(f"  points not checked, most often: {reason} (x{n})")
         return exitcodes.OK
     if not args.json:
         print(outcome.counterexample)
+        print(_floored_note(outcome.counterexample, args.family, args.quantity), end="")
     return exitcodes.UNEXPECTED
+
+
+def _floored_note(found, family_name: str, quantity: str | None) -> str:
+    """A line for a counterexample whose truth is eps(delta) floored at 0 (`dp_epsilon`) against a negative bound:
+    the signed eps(delta) (`dp_epsilon_signed`) may lie below the bound."""
+    from verify.families import family
+
+    quantities = [q.value for q in family(family_name).truths]
+    if quantity is None and "renyi" not in quantities and len(quantities) == 1:
+        quantity = quantities[0]
+    if quantity != "dp_epsilon" or not (found.truth.value == 0 and found.bound < 0):
+        return ""
+    signed = "dp_epsilon_signed" in quantities
+    advice = ("--quantity dp_epsilon_signed compares the bound with the signed eps(delta)" if signed
+              else "a negative bound on it is always violated")
+    return ("  note: dp_epsilon is floored at 0, the least eps >= 0 with (eps, delta)-DP (0 wherever "
+            f"delta(0) <= delta); {advice}\n")
 
 
 def _phase(text: str) -> tuple[float, float, float]:

@@ -276,6 +276,10 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
         except UndefinedBoundError:
             counts["undefined"] += 1
         except ResourceLimitError as err:
+            if isinstance(err, DeadlineExceeded) and time.monotonic() >= end:  # the search's budget, not a cap of
+                counts["tried"] -= 1  # the point's: the search stops, the point is not counted (it was never judged)
+                state["budget_hit"] = True
+                raise _BudgetSpent from None
             counts["capped"] += 1
             _tally(failures, _reason(err))
         except PluginError as err:  # a user's family that breaks its contract: bad input, the search stops (exit 2)
@@ -534,8 +538,11 @@ def user_theorem(bound: sp.Expr | str, family: str, side: str = "upper", *, quan
     assumptions += tuple(Assumption(f"symbol_{k}", parse(c, condition=True), f"declared: {c}")
                          for k, c in enumerate(declared))
     for name_ in integers:
-        if name_ not in symbols or name_ in extra and name_ not in own:
+        if name_ not in symbols or name_ in (bind or {}) and name_ not in own:
             raise ParameterError(f"--integer {name_}: not a parameter of family {family} or a declared symbol")
+        pinned = parse((defaults or {})[name_]) if name_ in (defaults or {}) else None
+        if pinned is not None and pinned.is_number and not float(pinned).is_integer():
+            raise ParameterError(f"--integer {name_} with --fix {name_}={defaults[name_]}: not an integer")
         x = symbols[name_]
         assumptions += (Assumption(f"integer_{name_}", sp.Eq(x, sp.floor(x)), f"{name_} is an integer"),)
     app = Application(family, Verdict.HOLDS, {}, {k: parse(v) for k, v in (defaults or {}).items()},
@@ -602,14 +609,24 @@ def require_checked(outcome: SearchOutcome, needed: int) -> None:
     points look violated in floating point but could not be certified: that is undecided, never a pass."""
     if outcome.counterexample is None and outcome.uncertified:
         reasons = "; ".join(f"{r} (x{n})" for r, n in outcome.uncertified_reasons.items())
-        capped = all(r.startswith(("DeadlineExceeded", "MemoryLimitExceeded")) for r in outcome.uncertified_reasons)
-        hint = ("the re-check ran out of time or memory (a larger --budget, or VERIFY_MEMORY_CAP)" if capped and reasons
-                else "a truth needs a rigorous `enclose`, e.g. from verify.families.closed_form")
+        why = list(outcome.uncertified_reasons)
+        if why and all(any(w in r for w in ("DeadlineExceeded", "MemoryLimitExceeded", "deadline", "memory cap"))
+                       for r in why):
+            hint = "the re-check ran out of time or memory (a larger --budget, or VERIFY_MEMORY_CAP)"
+        elif any("no rigorous enclosure exists" in r for r in why):
+            hint = "a truth needs a rigorous `enclose`, e.g. from verify.families.closed_form"
+        else:
+            hint = "the enclosures could not decide at the precisions tried"
         raise NothingChecked(f"{outcome.theorem} on {outcome.family}: {outcome.summary()}: the bound looks violated "
                              f"in floating point but no certificate could be computed ({hint}): undecided"
                              + (f"; why: {reasons}" if reasons else ""))
     if outcome.counterexample is None and outcome.checked < needed:
         why = f"; first failure: {outcome.first_failure}" if outcome.first_failure else ""
+        if outcome.failure_reasons and not outcome.first_failure:  # capped points only: the commonest cap
+            reason, n = max(outcome.failure_reasons.items(), key=lambda item: item[1])
+            why += f"; most often: {reason} (x{n})"
+        if outcome.tried == 0 and not outcome.budget_hit:
+            why += "; the search could draw no point that satisfies the assumptions and declared domains together"
         if outcome.region:
             why += "; --whole-domain (region=False) searches beyond the family's search region"
         raise NothingChecked(f"{outcome.theorem} on {outcome.family}: only {outcome.summary()}, fewer than the "
