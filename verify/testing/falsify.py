@@ -277,9 +277,9 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
             counts["undefined"] += 1
         except ResourceLimitError as err:
             if isinstance(err, DeadlineExceeded) and time.monotonic() >= end:  # the search's budget, not a cap of
-                counts["tried"] -= 1  # the point's: the search stops, the point is not counted (it was never judged)
-                state["budget_hit"] = True
-                raise _BudgetSpent from None
+                counts["tried"] -= 1  # the point's: it is not counted (never judged), and the next call stops the
+                state["budget_hit"] = True  # search where every call past the budget does (hypothesis replays a
+                return False  # failing call and calls it flaky if the exception comes from elsewhere: exit 4)
             counts["capped"] += 1
             _tally(failures, _reason(err))
         except PluginError as err:  # a user's family that breaks its contract: bad input, the search stops (exit 2)
