@@ -291,3 +291,16 @@ def test_a_strict_claim_false_only_on_the_boundary_has_its_counterexample(lhs, r
     cert = certify(lhs, rhs, box, "<")
     assert cert.status == COUNTEREXAMPLE
     assert {k: float(v) for k, v in cert.counterexample.items()} in [{k: float(v) for k, v in p.items()} for p in at]
+
+
+@pytest.mark.parametrize(("lhs", "rhs", "box"), [
+    ("Phi_inv(Phi(x))", "x + 1", {"x": ("-30", "30")}),
+    ("Phi(Phi_inv(1 - x) - mu)", "1 - x", {"x": ("1e-60", "0.5"), "mu": ("0", "5")}),
+    ("Phi_inv(Phi(x))", "x + 1/10", {"x": ("20", "40")})])
+def test_a_point_whose_enclosure_lost_its_digits_is_no_counterexample(lhs, rhs, box):
+    """True claims (Phi_inv(Phi(x)) = x; G_mu(x) <= 1 - x) were certified COUNTEREXAMPLEs: at a point, 2 - erfc(..)
+    rounds to a ball around 0 at 64 bits, whose erfcinv is NaN, read as 'undefined, so false' (a probe). A point's
+    non-finite enclosure is evaluated again at finer precisions; only one undefined at all of them is a
+    counterexample."""
+    cert = certify(lhs, rhs, box, budget_s=1.5)
+    assert cert.status != COUNTEREXAMPLE, cert.counterexample

@@ -18,7 +18,7 @@ from typing import Any
 import mpmath
 import sympy as sp
 
-from verify.errors import DeadlineExceeded, VerifyError
+from verify.errors import DeadlineExceeded, ParameterError, VerifyError
 from verify.limits import deadline
 from verify.results import PointCertificate, Truth, Verdict
 from verify.truth.numbers import Enclosure, NotEnclosable, arb_fraction, mpf_parts
@@ -29,6 +29,7 @@ except ImportError:  # pragma: no cover - python-flint is a runtime dependency
     arb = ctx = None
 
 PRECISIONS = (64, 128, 512)  # bits tried in turn until the enclosures decide
+INFINITY_DPS = 3200  # digits at which an infinite bound that Arb cannot enclose must stay infinite
 CERTIFY_DEADLINE_S = 20.0  # wall-clock cap of one point's re-check (past it: INCONCLUSIVE, with the reason)
 TIE_RTOL = 1e-9  # a bound within this relative distance of the truth counts as equal (float inputs are inexact)
 
@@ -55,9 +56,9 @@ def _bound_enclosure(expr: sp.Expr, values: Mapping[str, Any], bound: mpmath.mpf
     from verify.certify import arb_bounds  # certify imports the model; imported here to keep the import graph flat
     from verify.model import stable_form
 
-    if mpmath.isinf(bound):
-        return Enclosure(float(bound), float(bound), "the bound is infinite (mpmath)", prec)
     box: dict[str, Any] = {s.name: exact_text(values[s.name]) for s in expr.free_symbols}
+    if mpmath.isinf(bound):
+        return _infinite_bound(expr, box, values, bound, prec)
     for name, truth in from_family.items():  # a family quantity enters as its own enclosure, not its rounded float
         if name in box:
             if truth.enclose is None:
@@ -70,6 +71,53 @@ def _bound_enclosure(expr: sp.Expr, values: Mapping[str, Any], bound: mpmath.mpf
     if lo.is_nan() or hi.is_nan():
         raise NotEnclosable("the bound has no finite Arb enclosure at this point")
     return Enclosure(lo, hi, "Arb interval evaluation of the bound's expression", prec)
+
+
+def _infinite_bound(expr: sp.Expr, box: Mapping[str, Any], values: Mapping[str, Any], bound: mpmath.mpf,
+                    prec: int) -> Enclosure:
+    """The enclosure of a bound whose PRECISION_DPS-digit value is infinite. Arb decides where it can: exactly that
+    infinity, or a finite enclosure (the 50 digits were lost: Phi_inv(Phi(100)), whose Phi(100) rounds to 1 and its
+    inverse to +inf). Where Arb has no answer (NaN, as for log(0), or no interval translation), the infinity stands
+    only if mpmath gives it again at INFINITY_DPS digits; else the point has no enclosure."""
+    from verify.certify.boxes import _enclosure
+    from verify.model import PRECISION_DPS, stable_form
+
+    sign = 1 if bound > 0 else -1
+    try:
+        lo, hi = _enclosure(stable_form(expr), box, prec)
+    except ParameterError:  # no interval translation (a recursion)
+        lo = hi = None
+    if lo is not None and hi is not None:
+        ends = [float(x.mid()) if x.rad() == 0 and not x.is_nan() else math.nan for x in (lo, hi)]
+        if ends == [sign * math.inf] * 2:
+            return Enclosure(float(bound), float(bound), "the bound is infinite (Arb)", prec)
+        if lo.is_finite() and hi.is_finite():
+            with ctx.workprec(prec):
+                return Enclosure(lo.lower(), hi.upper(), f"Arb interval evaluation of the bound's expression (its "
+                                 f"{PRECISION_DPS}-digit value, {'+' if sign > 0 else '-'}inf, had lost its digits)",
+                                 prec)
+    if _infinite_at(expr, values, sign, INFINITY_DPS):
+        return Enclosure(float(bound), float(bound), f"the bound is infinite (mpmath at {PRECISION_DPS} and "
+                         f"{INFINITY_DPS} digits)", prec)
+    raise NotEnclosable(f"the bound's {PRECISION_DPS}-digit value is {'+' if sign > 0 else '-'}inf but finite at "
+                        f"{INFINITY_DPS} digits (digits lost), and Arb cannot enclose it at {prec} bits")
+
+
+def _infinite_at(expr: sp.Expr, values: Mapping[str, Any], sign: int, dps: int) -> bool:
+    """True if the bound evaluates to sign * inf at dps / 8 digits and again at `dps` (the first settles most lost
+    infinities at a fiftieth of the cost)."""
+    from verify.model import _compiled
+
+    names, fn = _compiled(expr)
+    for digits in (dps // 8, dps):
+        try:
+            with mpmath.workdps(digits):
+                value = fn(*(mpmath.mpf(values[name]) for name in names))
+        except (ArithmeticError, ValueError, TypeError):
+            return False
+        if not (mpmath.isinf(value) and (value > 0) == (sign > 0)):
+            return False
+    return True
 
 
 def _as_ball(x: Any) -> Any:

@@ -271,6 +271,9 @@ def _intersect(a: Interval, b: Interval) -> Interval:
     return (a[0].max(b[0]), a[1].min(b[1]))
 
 
+CONFIRM_PRECS = (4, 16, 64)  # multiples of the working precision at which a point's non-finite enclosure is redone
+
+
 class _Search:
     """Best-first interval branch and bound of `f >= 0` (or `f > 0`) over the feasible part of a box."""
 
@@ -281,6 +284,7 @@ class _Search:
         self.dims, self.strict, self.min_width, self.smear = dims, strict, min_width, split == "smear"
         self.names = [d.name for d in dims]
         self.f0 = _compiled(f, prec)  # the form itself: decides counterexamples
+        self.form, self.prec, self._finer = f, prec, {}
         self.f = _multi([_compiled(form, prec) for form in _forms(f)])
         self.has_cond = cond is not sp.true
         self.test = _compile_condition(cond, prec)
@@ -316,6 +320,23 @@ class _Search:
         if iv[0].is_nan() or iv[1].is_nan():
             return True
         return bool(iv[1] <= 0) if self.strict else bool(iv[1] < 0)
+
+    def fails_at(self, penv: Env, value: Interval | None = None) -> bool:
+        """True if the claim certainly fails at a point (`penv`, a degenerate box; `value`: the form's enclosure
+        there, if computed): its enclosure lies on the wrong side, or the form is no real number there. An enclosure
+        that is not finite is evaluated again at up to CONFIRM_PRECS times the working precision first: a ball that
+        lost its digits (2 - erfc(x) around 0 at 64 bits, whose erfcinv is undefined) is no counterexample; only
+        one still undefined at the finest precision is."""
+        iv = self.f0(penv) if value is None else value
+        for factor in CONFIRM_PRECS:
+            if _finite(iv):
+                break
+            prec = self.prec * factor
+            if prec not in self._finer:
+                self._finer[prec] = _compiled(self.form, prec)
+            with ctx.workprec(prec):
+                iv = self._finer[prec](penv)
+        return self.bad(iv)
 
     def gradient(self, env: Env) -> dict[int, Interval]:
         return {k: g(env) for k, g in self.grads.items()}
@@ -391,7 +412,7 @@ class _Search:
             if witness != point:
                 penv = _env(dims, [(x, x) for x in witness])
                 fc = self.f0(penv)
-            if self.bad(fc) and (not self.has_cond or self.test(penv) is True):
+            if self.bad(fc) and self.fails_at(penv, fc) and (not self.has_cond or self.test(penv) is True):
                 self.witness = dict(zip(self.names, witness, strict=True))
                 return
             choice = self.choose(bx, grad, feasible)
@@ -415,7 +436,7 @@ class _Search:
             return False
         for corner in itertools.product(*sides):
             penv = _env(dims, [(x, x) for x in corner])
-            if self.bad(self.f0(penv)) and (not self.has_cond or self.test(penv) is True):
+            if self.fails_at(penv) and (not self.has_cond or self.test(penv) is True):
                 self.witness = dict(zip(self.names, corner, strict=True))
                 return True
         return False
