@@ -349,9 +349,8 @@ def cmd_falsify(args: argparse.Namespace) -> int:
     if outcome.counterexample is None:
         if not args.json:
             print(f"no counterexample in {outcome.summary()} with seed {args.seed} on {args.family}")
-            if outcome.failure_reasons:
-                reason, n = max(outcome.failure_reasons.items(), key=lambda item: item[1])
-                print(f"  points not checked, most often: {reason} (x{n})")
+            if outcome.commonest_failure:
+                print("  points not checked, most often: {} (x{})".format(*outcome.commonest_failure))
         return exitcodes.OK
     if not args.json:
         print(outcome.counterexample)

@@ -107,6 +107,11 @@ class SearchOutcome:
                 "region": list(self.region),
                 "counterexample": self.counterexample.to_dict() if self.counterexample else None}
 
+    @property
+    def commonest_failure(self) -> tuple[str, int] | None:
+        """The reason most points failed or were capped for, with its count (None if none did)."""
+        return max(self.failure_reasons.items(), key=lambda item: item[1]) if self.failure_reasons else None
+
     def summary(self) -> str:
         """e.g. '137 points checked (of 200 tried: 50 outside the assumptions, 13 where the bound is undefined)'."""
         parts = []
@@ -622,9 +627,8 @@ def require_checked(outcome: SearchOutcome, needed: int) -> None:
                              + (f"; why: {reasons}" if reasons else ""))
     if outcome.counterexample is None and outcome.checked < needed:
         why = f"; first failure: {outcome.first_failure}" if outcome.first_failure else ""
-        if outcome.failure_reasons and not outcome.first_failure:  # capped points only: the commonest cap
-            reason, n = max(outcome.failure_reasons.items(), key=lambda item: item[1])
-            why += f"; most often: {reason} (x{n})"
+        if outcome.commonest_failure and not outcome.first_failure:  # capped points only: the commonest cap
+            why += "; most often: {} (x{})".format(*outcome.commonest_failure)
         if outcome.tried == 0 and not outcome.budget_hit:
             why += "; the search could draw no point that satisfies the assumptions and declared domains together"
         if outcome.region:
