@@ -143,54 +143,94 @@ def _binding(target) -> str:
     return str(target)
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What `resolve` needs of a theorem on a family, computed once (names, declared symbols, the assumptions
+    decidable before the bindings for each set of given names)."""
+
+    theorem_names: frozenset[str]
+    family_names: frozenset[str]
+    known: frozenset[str]
+    declared: Mapping[str, Any]
+    truth_names: frozenset[str]  # the family parameters the theorem's quantity needs
+    bind_names: frozenset[str]
+    before_binding: dict[frozenset[str], tuple[tuple[Any, ...], frozenset[str]]] = field(default_factory=dict)
+
+    def checked_first(self, theorem: Theorem, names: frozenset[str]) -> tuple[tuple[Any, ...], frozenset[str]]:
+        """The assumptions decidable over `names` (before the bindings), and the names of those among them that no
+        binding changes (settled: not checked again after the bindings)."""
+        found = self.before_binding.get(names)
+        if found is None:
+            first = tuple(a for a in theorem.assumptions if a.names <= names)
+            found = first, frozenset(a.name for a in first if not a.names & self.bind_names)
+            self.before_binding[names] = found
+        return found
+
+
+_PLANS: dict[tuple[int, int, int], tuple[Theorem, Application, Family, _Plan]] = {}
+
+
+def _plan(theorem: Theorem, app: Application, fam: Family) -> _Plan:
+    """The `_Plan` of `theorem` on `app`'s family `fam`, once per the three objects (held while cached, so that their
+    ids are not reused)."""
+    key = (id(theorem), id(app), id(fam))
+    hit = _PLANS.get(key)
+    if hit is not None and hit[0] is theorem and hit[1] is app and hit[2] is fam:
+        return hit[3]
+    if len(_PLANS) >= 4096:
+        _PLANS.clear()
+    theorem_names = frozenset(s.name for s in theorem.symbols)
+    family_names = frozenset(p.name for p in fam.parameters)
+    declared = {p.name: p.symbol for p in fam.parameters} | {s.name: s for s in theorem.symbols}
+    plan = _Plan(theorem_names, family_names, theorem_names | family_names, declared,
+                 frozenset(fam.parameter_names(theorem.quantity)), frozenset(app.bind))
+    _PLANS[key] = (theorem, app, fam, plan)
+    return plan
+
+
 def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> tuple[dict, dict, dict]:
     """Family parameters and theorem-symbol values at a point: defaults filled, symbols bound, all checked; and the
     truths behind the symbols bound to a family quantity (their floats are rounded: the rigorous fallback encloses
     them instead)."""
     fam = get_family(app.family)
-    theorem_names = {s.name for s in theorem.symbols}
-    family_names = {p.name for p in fam.parameters}
-    unknown = sorted(set(params) - family_names - theorem_names)
+    plan = _plan(theorem, app, fam)
+    unknown = sorted(params.keys() - plan.known)
     if unknown:
-        hints = "".join(did_you_mean(u, family_names | theorem_names) for u in unknown)
+        hints = "".join(did_you_mean(u, plan.known) for u in unknown)
         raise ParameterError(f"{theorem.id}: unknown parameter(s) {', '.join(unknown)}{hints}; family {fam.name} has "
                              f"{', '.join(p.name for p in fam.parameters)}")
-    overridden = sorted(set(params) & app.bind.keys())
+    overridden = sorted(params.keys() & plan.bind_names)
     if overridden:
         raise ParameterError(f"{theorem.id}: parameter(s) {', '.join(overridden)} cannot be given: the entry binds "
                              + "; ".join(f"{k} = {_binding(app.bind[k])}" for k in overridden))
     values: dict[str, float] = {}
     for k, v in params.items():
-        v = as_number(v, f"{theorem.id}: parameter {k}")
+        if type(v) is not float:  # a float is its own number (the common case: no message built)
+            v = as_number(v, f"{theorem.id}: parameter {k}")
         if math.isnan(v):
             raise ParameterError(f"{theorem.id}: parameter {k} is NaN")
         values[k] = v
-    declared = {p.name: p.symbol for p in fam.parameters} | {s.name: s for s in theorem.symbols}
+    declared = plan.declared
     for k, v in values.items():
         check_declared_domain(theorem.id, declared[k], v)
     for name, expr in app.defaults.items():
         if name not in values:
             try:
                 values[name] = _real(_derived(expr, values, name, theorem), name, theorem)
-                if name in family_names:
+                if name in plan.family_names:
                     _family_float(theorem, fam, name, expr, values)
             except (ParameterError, UndefinedBoundError):
                 _check_decidable(theorem, values)  # an assumption on the given values that fails names the cause
                 raise
-    missing = sorted(theorem_names - values.keys() - app.bind.keys())
+    missing = sorted(plan.theorem_names - values.keys() - plan.bind_names)
     if missing:
         raise ParameterError(f"{theorem.id}: missing parameter {', '.join(missing)} "
                              f"({'symbols' if len(missing) > 1 else 'a symbol'} of the theorem)")
-    family_params = _validated(fam, theorem.quantity, {k: v for k, v in values.items()
-                                                       if k in fam.parameter_names(theorem.quantity)})
+    family_params = _validated(fam, theorem.quantity, {k: v for k, v in values.items() if k in plan.truth_names})
     from_family: dict[str, Truth] = {}
-    settled = set()  # checked before the bindings, on symbols no binding changes: not checked again below
-    for a in theorem.assumptions:  # those decidable before the bindings: a bind is evaluated only where they hold
-        names = a.names
-        if names <= values.keys():
-            a.check(theorem.id, values)
-            if not names & app.bind.keys():
-                settled.add(a.name)
+    first, settled = plan.checked_first(theorem, frozenset(values))
+    for a in first:  # those decidable before the bindings: a bind is evaluated only where they hold
+        a.check(theorem.id, values)
     for name, target in app.bind.items():
         if isinstance(target, FromFamily):
             needed = {k: v for k, v in values.items() if k in fam.parameter_names(target.quantity)}
@@ -203,9 +243,14 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
             from_family[name] = truth
         else:
             values[name] = _real(_derived(target, values, name, theorem), name, theorem)
-            if name in family_names:
+            if name in plan.family_names:
                 _family_float(theorem, fam, name, target, values)
-    theorem.check_assumptions(values, frozenset(settled))
+    for s in theorem.symbols:  # the given values' domains were checked above
+        if s.name in values and s.name not in params:
+            check_declared_domain(theorem.id, s, values[s.name])
+    for a in theorem.assumptions:
+        if a.name not in settled:
+            a.check(theorem.id, values)
     return family_params, values, from_family
 
 

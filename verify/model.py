@@ -269,19 +269,17 @@ def check_declared_domain(owner: str, symbol: sp.Symbol, value: float) -> None:
     """
     if not math.isfinite(value):
         raise ParameterError(f"{owner}: parameter {symbol.name} must be a finite number, got {value}")
-    failed = _domain_failure(symbol, value)
-    if failed is not None:
-        raise AssumptionError(owner, f"domain of {symbol.name}", failed, {symbol.name: value})
+    positive, nonnegative, integer = _declared_facts(symbol)
+    if (positive and not value > 0) or (nonnegative and not value >= 0) or (integer and not float(value).is_integer()):
+        raise AssumptionError(owner, f"domain of {symbol.name}", _domain_failure(symbol, value), {symbol.name: value})
 
 
-@lru_cache(maxsize=1 << 16)
-def _domain_failure(symbol: sp.Symbol, value: float) -> str | None:
-    """The first declared fact of `symbol` that a finite `value` breaks, as text; None if it keeps them all (once per
-    symbol and value: a grid point checks each of its symbols several times on its way through the checker)."""
+def _domain_failure(symbol: sp.Symbol, value: float) -> str:
+    """The first declared fact of `symbol` that a finite `value` breaks, as text."""
     positive, nonnegative, integer = _declared_facts(symbol)
     facts = [(positive, value > 0, f"{symbol.name} > 0"), (nonnegative, value >= 0, f"{symbol.name} >= 0"),
              (integer, float(value).is_integer(), f"{symbol.name} integer")]
-    return next((text for declared, ok, text in facts if declared and not ok), None)
+    return next(text for declared, ok, text in facts if declared and not ok)
 
 
 @cache

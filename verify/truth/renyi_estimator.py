@@ -23,6 +23,7 @@ from types import ModuleType
 from typing import Any, Protocol
 
 import numpy as np
+from scipy.special import stdtrit
 from array_api_compat import array_namespace
 
 from verify.backend import ArrayRandom, get_namespace, log_sum_exp
@@ -149,8 +150,6 @@ def combine_replicates(estimates: list[Truth], what: str, nonnegative: bool = Fa
     spread, which also carries the error of whatever the replicates re-simulate (the chains behind a
     Rao-Blackwellised law). ESS: the replicates' total. `nonnegative` (a Rényi divergence): the mean and the lower
     end are clipped at 0, the upper end kept (`_nonnegative`)."""
-    from scipy.stats import t as student_t  # scipy.stats costs ~0.5 s at import: only when replicates are combined
-
     r = len(estimates)
     if r < 2 or any(e.method is not Method.MONTE_CARLO or e.confidence is None for e in estimates):
         raise ParameterError("combine_replicates needs >= 2 Monte-Carlo estimates with a confidence level")
@@ -161,7 +160,7 @@ def combine_replicates(estimates: list[Truth], what: str, nonnegative: bool = Fa
                              f": the Monte-Carlo estimator cannot resolve this point")
     z = NormalDist().inv_cdf((1 + confidence) / 2)
     within = z * math.sqrt(sum(((e.upper - e.lower) / (2 * z)) ** 2 for e in estimates)) / r
-    between = float(student_t.ppf((1 + confidence) / 2, r - 1) * values.std(ddof=1) / math.sqrt(r))
+    between = float(stdtrit(r - 1, (1 + confidence) / 2) * values.std(ddof=1) / math.sqrt(r))  # Student t quantile
     value, half, ess = float(values.mean()), max(within, between), sum(e.ess or 0.0 for e in estimates)
     value, lower, upper, note = (_nonnegative(value, value - half, value + half) if nonnegative
                                  else (value, value - half, value + half, ""))
