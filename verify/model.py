@@ -311,14 +311,18 @@ class Assumption:
 
     def holds(self, values: Mapping[str, float]) -> bool:
         """`condition_holds` at `values`, once per assumption and values of its symbols."""
-        args = tuple(values.get(name) for name in self._order)
+        condition = self.condition
+        if condition is sp.true:  # a domain SymPy decided from the symbol's declaration (sigma > 0, sigma positive)
+            return True
+        order = self._order
+        args = tuple([values.get(name) for name in order])
         try:
             hash(args)
         except TypeError:  # an unhashable value (a 0-d array): checked, not remembered
-            return condition_holds(self.condition, values)
+            return condition_holds(condition, values)
         if None in args:
-            return condition_holds(self.condition, values)
-        return _holds(self.condition, self._order, args)
+            return condition_holds(condition, values)
+        return _holds(condition, order, args)
 
     def check(self, owner: str, values: Mapping[str, float]) -> None:
         """Raise AssumptionError naming this assumption if it fails at `values`."""
@@ -391,6 +395,16 @@ class Family:
         return {p.name: Assumption(f"domain of {p.name}", p.domain, p.description) for p in self.parameters}
 
     @cached_property
+    def _known(self) -> frozenset[str]:
+        return frozenset(p.name for p in self.parameters)
+
+    @cached_property
+    def _needed(self) -> dict[Quantity, tuple[tuple[Parameter, str, Assumption], ...]]:
+        """Per quantity, the parameters it needs, in order, with their names and domains (`validate`'s loop)."""
+        return {q: tuple((p, p.name, self._domains[p.name]) for p in self.parameters if p.needed_for(q))
+                for q in Quantity}
+
+    @cached_property
     def _names(self) -> dict[Quantity, tuple[str, ...]]:
         return {q: tuple(p.name for p in self.parameters if p.needed_for(q)) for q in Quantity}
 
@@ -398,26 +412,27 @@ class Family:
         """Check names, NaNs, integrality and domains; return the parameters the quantity needs."""
         if quantity not in self.truths:
             raise ParameterError(f"family {self.name} has no truth for quantity '{quantity.value}'")
-        known = {p.name for p in self.parameters}
+        known = self._known
         unknown = sorted(set(params) - known)
         if unknown:
             hints = "".join(did_you_mean(u, known) for u in unknown)
             raise ParameterError(f"family {self.name}: unknown parameter(s) {', '.join(unknown)}{hints}; "
                                  f"its parameters are {', '.join(p.name for p in self.parameters)}")
         out: dict[str, float] = {}
-        for p in self.parameters:
-            if not p.needed_for(quantity):
-                continue
-            if p.name not in params:
-                raise ParameterError(f"family {self.name}: missing parameter {p.name} ({p.description})")
-            value = as_number(params[p.name], f"family {self.name}: parameter {p.name}")
+        owner = f"family {self.name}"
+        for p, name, domain in self._needed[quantity]:
+            if name not in params:
+                raise ParameterError(f"family {self.name}: missing parameter {name} ({p.description})")
+            value = params[name]
+            if type(value) is not float:  # a float is its own number (the common case: no message built)
+                value = as_number(value, f"family {self.name}: parameter {name}")
             if math.isnan(value):
-                raise ParameterError(f"family {self.name}: parameter {p.name} is NaN")
+                raise ParameterError(f"family {self.name}: parameter {name} is NaN")
             if p.integer and value != int(value):
-                raise ParameterError(f"family {self.name}: parameter {p.name} must be an integer, got {value:g}")
-            out[p.name] = value
-            check_declared_domain(f"family {self.name}", p.symbol, value)
-            self._domains[p.name].check(f"family {self.name}", out)
+                raise ParameterError(f"family {self.name}: parameter {name} must be an integer, got {value:g}")
+            out[name] = value
+            check_declared_domain(owner, p.symbol, value)
+            domain.check(owner, out)
         for c in self.constraints:
             if c.names <= out.keys():
                 c.check(f"family {self.name}", out)
