@@ -351,6 +351,11 @@ def _raise_if_overran(late: str | None, exc: BaseException | None) -> None:
         raise DeadlineExceeded(f"{late} ran past its deadline") from exc
 
 
+# signal.signal without its enum conversion of the handler it returns (a function is looked up in signal.Handlers
+# through a ValueError: ~10 us, twice per point); what it returns is only handed back to it
+_set_handler = getattr(signal, "_signal", signal).signal
+
+
 def _can_signal() -> bool:
     return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
 
@@ -427,7 +432,7 @@ class deadline:  # noqa: N801 - used as a function: `with deadline(seconds, what
             if me.stack:
                 signal.setitimer(signal.ITIMER_REAL, max(remaining(), 1e-3))  # an outer, later deadline
 
-        previous_handler = signal.signal(signal.SIGALRM, on_alarm)
+        previous_handler = _set_handler(signal.SIGALRM, on_alarm)
         previous_timer = signal.setitimer(signal.ITIMER_REAL, max(remaining(), 1e-3))
         self._signal = (previous_handler, previous_timer)
 
@@ -436,6 +441,6 @@ class deadline:  # noqa: N801 - used as a function: `with deadline(seconds, what
         self._signal = None
         _truncate(me, entry)
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous_handler)
+        _set_handler(signal.SIGALRM, previous_handler)
         if previous_timer and previous_timer[0] > 0:  # re-arm an outer timer for what is left of it
             signal.setitimer(signal.ITIMER_REAL, max(remaining(), 1e-3) if me.stack else previous_timer[0])
