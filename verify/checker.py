@@ -25,6 +25,7 @@ from verify.model import (
     Theorem,
     as_number,
     check_declared_domain,
+    declared_facts,
     evaluate,
 )
 from verify.results import CompanionValue, Method, PointCertificate, PointResult, Truth, Verdict
@@ -152,6 +153,7 @@ class _Plan:
     family_names: frozenset[str]
     known: frozenset[str]
     declared: Mapping[str, Any]
+    facts: Mapping[str, tuple[bool, bool, bool]]  # (positive, nonnegative, integer) of each declared symbol
     truth_names: frozenset[str]  # the family parameters the theorem's quantity needs
     bind_names: frozenset[str]
     before_binding: dict[frozenset[str], tuple[tuple[Any, ...], frozenset[str]]] = field(default_factory=dict)
@@ -182,7 +184,8 @@ def _plan(theorem: Theorem, app: Application, fam: Family) -> _Plan:
     theorem_names = frozenset(s.name for s in theorem.symbols)
     family_names = frozenset(p.name for p in fam.parameters)
     declared = {p.name: p.symbol for p in fam.parameters} | {s.name: s for s in theorem.symbols}
-    plan = _Plan(theorem_names, family_names, theorem_names | family_names, declared,
+    facts = {name: declared_facts(symbol) for name, symbol in declared.items()}
+    plan = _Plan(theorem_names, family_names, theorem_names | family_names, declared, facts,
                  frozenset(fam.parameter_names(theorem.quantity)), frozenset(app.bind))
     _PLANS[key] = (theorem, app, fam, plan)
     return plan
@@ -210,9 +213,12 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
         if math.isnan(v):
             raise ParameterError(f"{theorem.id}: parameter {k} is NaN")
         values[k] = v
-    declared = plan.declared
+    facts = plan.facts
     for k, v in values.items():
-        check_declared_domain(theorem.id, declared[k], v)
+        positive, nonnegative, integer = facts[k]
+        if (not math.isfinite(v) or (positive and not v > 0) or (nonnegative and not v >= 0)
+                or (integer and not v.is_integer())):
+            check_declared_domain(theorem.id, plan.declared[k], v)  # raises, naming the fact
     for name, expr in app.defaults.items():
         if name not in values:
             try:

@@ -269,21 +269,21 @@ def check_declared_domain(owner: str, symbol: sp.Symbol, value: float) -> None:
     """
     if not math.isfinite(value):
         raise ParameterError(f"{owner}: parameter {symbol.name} must be a finite number, got {value}")
-    positive, nonnegative, integer = _declared_facts(symbol)
+    positive, nonnegative, integer = declared_facts(symbol)
     if (positive and not value > 0) or (nonnegative and not value >= 0) or (integer and not float(value).is_integer()):
         raise AssumptionError(owner, f"domain of {symbol.name}", _domain_failure(symbol, value), {symbol.name: value})
 
 
 def _domain_failure(symbol: sp.Symbol, value: float) -> str:
     """The first declared fact of `symbol` that a finite `value` breaks, as text."""
-    positive, nonnegative, integer = _declared_facts(symbol)
+    positive, nonnegative, integer = declared_facts(symbol)
     facts = [(positive, value > 0, f"{symbol.name} > 0"), (nonnegative, value >= 0, f"{symbol.name} >= 0"),
              (integer, float(value).is_integer(), f"{symbol.name} integer")]
     return next(text for declared, ok, text in facts if declared and not ok)
 
 
 @cache
-def _declared_facts(symbol: sp.Symbol) -> tuple[bool, bool, bool]:
+def declared_facts(symbol: sp.Symbol) -> tuple[bool, bool, bool]:
     """(positive, nonnegative, integer) as declared on the symbol (SymPy's assumption queries are slow)."""
     return bool(symbol.is_positive), bool(symbol.is_nonnegative), bool(symbol.is_integer)
 
