@@ -6,6 +6,7 @@ identical JSON apart from those. The schema is verify/reporting/results.schema.j
 
 from __future__ import annotations
 
+import copy
 import importlib
 import math
 import os
@@ -83,7 +84,17 @@ def json_safe(obj):
 
 
 def theorem_summary(t: Theorem) -> dict:
-    """The static description of a catalog entry (JSON-ready)."""
+    """The static description of a catalog entry (JSON-ready): the shipped one (verify.catalog_index) for a catalog
+    theorem where the listing matches the sources, printed here otherwise (a theorem of the user's, changed sources)."""
+    from verify.catalog import CATALOG
+    from verify.catalog_index import summaries
+
+    shipped = summaries().get(t.id) if CATALOG.get(t.id) is t else None
+    return copy.deepcopy(shipped) if shipped is not None else printed_summary(t)
+
+
+def printed_summary(t: Theorem) -> dict:
+    """`theorem_summary` printed by SymPy."""
     return {
         "id": t.id,
         "title": t.title,
