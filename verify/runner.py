@@ -29,7 +29,6 @@ from verify.families import family as get_family
 from verify.memo import shared_truths
 from verify.model import Application, Theorem
 from verify.results import RESULTS_SCHEMA, Verdict
-from verify.testing.falsify import search_outcome
 from verify.truth_cache import check_cache_executor, disk_truths
 
 FALSIFY_EXAMPLES = 100  # falsifier points per application in `verify run` / `verify report` (0: grid only)
@@ -193,6 +192,8 @@ def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], N
     backend = backend_name(backend)
     check_executor(executor, scheduler)
     check_cache_executor(cache, executor)
+    if falsify > 0:
+        import verify.testing.falsify  # noqa: F401 - before forked workers start, so that they share the import
     with use_backend(backend), disk_truths(cache, backend):
         groups = family_groups(jobs, falsify)
         if executor == "dask":
@@ -313,6 +314,8 @@ def falsify_application(theorem: Theorem, app: Application, result: ApplicationR
         return result
     if get_family(app.family).expensive:
         examples = max(10, examples // 10)
+    from verify.testing.falsify import search_outcome  # hypothesis: only where a run searches (`run` imports it)
+
     outcome = search_outcome(theorem, app, max_examples=examples, budget_s=FALSIFY_BUDGET_S, seed=seed,
                              companions=companions(app), shrink=False)
     found = outcome.counterexample
