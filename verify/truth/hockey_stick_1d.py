@@ -45,6 +45,7 @@ _EPS_STEPS = 200  # Newton/bisection steps of the eps search at most
 _EPS_MAX = 8192.0  # eps(delta) above this is an error (the pair is almost distinguishable)
 _EPS_PAD = 1e-9  # relative pad of a float eps(delta): Newton on log delta to ~1e-13, on a delta(eps) good to ~1e-12
 _BLOCK_ENTRIES = 1 << 20  # pieces x components evaluated at a time by _LogDensityEnds (8 MB per array)
+_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)  # as in Mixture1D.components_np
 _MARGIN = 1e-13  # widening of float log-density ends, relative to 1 + |value|: above their rounding (_LogDensityEnds)
 
 
@@ -54,14 +55,41 @@ def _window(p: Mixture1D, q: Mixture1D) -> tuple[float, float]:
 
 
 @functools.lru_cache(maxsize=16)
-def _scan(p: Mixture1D, q: Mixture1D) -> tuple[np.ndarray, np.ndarray]:
-    """The scan points over the window (plus every component mean) and log p - log q there: every eps of the pair
-    shares them."""
+def _scan_logs(p: Mixture1D, q: Mixture1D) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The scan points over the window (plus every component mean) and log p, log q there: both orders of the pair
+    share them (the window and the points are symmetric in p and q)."""
     lo, hi = _window(p, q)
     xs = np.unique(np.concatenate([np.linspace(lo, hi, _SCAN), p.means, q.means]))
-    loss = p.log_pdf_np(xs) - q.log_pdf_np(xs)
+    with np.errstate(divide="ignore"):
+        return xs, _log_pdf_and_components(p, xs)[0], _log_pdf_and_components(q, xs)[0]
+
+
+@functools.lru_cache(maxsize=16)
+def _scan(p: Mixture1D, q: Mixture1D) -> tuple[np.ndarray, np.ndarray]:
+    """The scan points and log p - log q there: every eps of the pair shares them."""
+    if _order_key(q) < _order_key(p):
+        xs, log_q, log_p = _scan_logs(q, p)
+    else:
+        xs, log_p, log_q = _scan_logs(p, q)
+    loss = log_p - log_q
     xs.flags.writeable = loss.flags.writeable = False
     return xs, loss
+
+
+def _order_key(mix: Mixture1D) -> tuple[tuple[float, ...], ...]:
+    """A total order on mixtures, so that (p, q) and (q, p) find one _scan_logs entry."""
+    return mix.weights, mix.means, mix.sds
+
+
+def _log_pdf_and_components(mix: Mixture1D, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Mixture1D.log_pdf_np at the points z, and the rows of weighted component logs (components_np) that it sums:
+    the same float operations bit for bit, without numpy's Python-level wrappers (a few microseconds a call, the bulk
+    of the root searches' time). Call under np.errstate(divide="ignore"): log 0 where every component underflows."""
+    _, m, _, log_w, two_var, log_s = mix.arrays
+    comp = log_w - np.square(z - m) / two_var - log_s - _HALF_LOG_2PI
+    top = np.maximum.reduce(comp, axis=0)
+    top = np.where(np.isfinite(top), top, 0.0)
+    return top + np.log(np.add.reduce(np.exp(comp - top), axis=0)), comp
 
 
 def _loss_and_slope(p: Mixture1D, q: Mixture1D, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -69,11 +97,10 @@ def _loss_and_slope(p: Mixture1D, q: Mixture1D, x: np.ndarray) -> tuple[np.ndarr
     averaged with their posterior weights)."""
     values, slopes = [], []
     for mix in (p, q):
-        comp = mix.components_np(x)
-        log_pdf = log_sum_exp(comp, axis=0)
-        _, m, s = mix.arrays[:3]
+        log_pdf, comp = _log_pdf_and_components(mix, x)
+        m, s = mix.arrays[1:3]
         values.append(log_pdf)
-        slopes.append((np.exp(comp - log_pdf) * (m - x) / s**2).sum(axis=0))
+        slopes.append(np.add.reduce(np.exp(comp - log_pdf) * (m - x) / np.square(s), axis=0))
     return values[0] - values[1], slopes[0] - slopes[1]
 
 
@@ -82,7 +109,8 @@ def _refine(p: Mixture1D, q: Mixture1D, eps: float, lo: np.ndarray, hi: np.ndarr
     """Roots of log p - log q = eps, one in each bracket (lo_j, hi_j) whose ends' values v_lo, v_hi (of log p -
     log q - eps) differ in sign, all at once: from the secant point, Newton steps kept inside the shrinking brackets
     (bisection where a step would leave), until every last step was a Newton step below _NEWTON_TOL (1 + |x|) (its
-    own error is then of the order of that step squared) or every bracket is below _XTOL (1 + |x|)."""
+    own error is then of the order of that step squared) or every bracket is below _XTOL (1 + |x|). Call under
+    np.errstate(divide="ignore", invalid="ignore"): a zero slope makes a Newton step inf or NaN (then bisection)."""
     lo_positive = v_lo > 0
     x = lo + (hi - lo) * (v_lo / (v_lo - v_hi))
     x = np.where((x > lo) & (x < hi), x, (lo + hi) / 2)
@@ -91,12 +119,11 @@ def _refine(p: Mixture1D, q: Mixture1D, eps: float, lo: np.ndarray, hi: np.ndarr
         value = value - eps
         lo_side = (value > 0) == lo_positive
         lo, hi = np.where(lo_side, x, lo), np.where(lo_side, hi, x)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            newton = x - value / slope
+        newton = x - value / slope
         inside = (newton >= lo) & (newton <= hi)
         new = np.where(inside, newton, (lo + hi) / 2)
         scale = 1 + np.abs(new)
-        if np.all((inside & (np.abs(new - x) <= _NEWTON_TOL * scale)) | (hi - lo <= _XTOL * scale)):
+        if ((inside & (np.abs(new - x) <= _NEWTON_TOL * scale)) | (hi - lo <= _XTOL * scale)).all():
             return new
         x = new
     return x
@@ -107,7 +134,10 @@ def _roots(p: Mixture1D, q: Mixture1D, eps: float) -> np.ndarray:
     xs, loss = _scan(p, q)
     positive = loss - eps > 0
     i = np.nonzero(positive[:-1] != positive[1:])[0]
-    return _refine(p, q, eps, xs[i], xs[i + 1], loss[i] - eps, loss[i + 1] - eps) if i.size else xs[:0]
+    if not i.size:
+        return xs[:0]
+    with np.errstate(divide="ignore", invalid="ignore"):  # log 0 in _log_pdf_and_components, 0/0 in a Newton step
+        return _refine(p, q, eps, xs[i], xs[i + 1], loss[i] - eps, loss[i + 1] - eps)
 
 
 def _panels(p: Mixture1D, q: Mixture1D, eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -118,7 +148,8 @@ def _panels(p: Mixture1D, q: Mixture1D, eps: float) -> tuple[np.ndarray, np.ndar
     with np.errstate(invalid="ignore"):
         mid = np.where(np.isfinite(a) & np.isfinite(b), (a + b) / 2, np.where(np.isfinite(b), b - 1, a + 1))
     mid = np.where(np.isfinite(mid), mid, 0.0)
-    return a, b, p.log_pdf_np(mid) - q.log_pdf_np(mid) > eps
+    with np.errstate(divide="ignore"):
+        return a, b, _log_pdf_and_components(p, mid)[0] - _log_pdf_and_components(q, mid)[0] > eps
 
 
 def _delta_and_slope(p: Mixture1D, q: Mixture1D, eps: float) -> tuple[float, float]:
@@ -139,6 +170,7 @@ def delta_float(p: Mixture1D, q: Mixture1D, eps: float) -> float:
     return _delta_and_slope(p, q, eps)[0]
 
 
+@functools.lru_cache(maxsize=64)  # epsilon_truth's value and enclose_epsilon's float root are the same solve
 def epsilon_float(p: Mixture1D, q: Mixture1D, delta: float) -> float:
     """The smallest eps >= 0 with delta(eps) <= delta, floats: Newton steps on log delta(eps) from eps = 0, kept inside
     the bracket once one is known (bisection where a step leaves it or does not halve the step before last); it ends

@@ -1,0 +1,74 @@
+"""The hockey stick's float kernels against independent references: the lean log-density of hockey_stick_1d against
+Mixture1D.log_pdf_np (bit for bit) and mpmath at 40 digits, its slope against mpmath's derivative, and the scan that
+both orders of a pair share against a direct evaluation, on seeded random mixtures."""
+
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+import pytest
+
+from verify.truth.hockey_stick_1d import _log_pdf_and_components, _loss_and_slope, _scan
+from verify.truth.mixture import Mixture1D
+
+
+def _mixture(rng: np.random.Generator, k: int) -> Mixture1D:
+    w = rng.random(k) + 1e-3
+    return Mixture1D.of(w / w.sum(), rng.normal(0, 3, k), np.exp(rng.normal(0, 0.7, k)))
+
+
+def _mp_log_pdf(mix: Mixture1D, x: float) -> mpmath.mpf:
+    with mpmath.workdps(40):
+        return mpmath.log(mpmath.fsum(mpmath.mpf(w) * mpmath.npdf(x, m, s)
+                                      for w, m, s in zip(mix.weights, mix.means, mix.sds, strict=True)))
+
+
+def _mp_score(mix: Mixture1D, x: float) -> mpmath.mpf:
+    """d/dx log p(x) = sum w_i N_i(x) (m_i - x)/s_i^2 / p(x), 40 digits."""
+    with mpmath.workdps(40):
+        x = mpmath.mpf(x)
+        terms = [(mpmath.mpf(w) * mpmath.npdf(x, m, s), (m - x) / mpmath.mpf(s) ** 2)
+                 for w, m, s in zip(mix.weights, mix.means, mix.sds, strict=True)]
+        return mpmath.fsum(d * g for d, g in terms) / mpmath.fsum(d for d, _ in terms)
+
+
+CASES = [(seed, k, r) for seed, (k, r) in enumerate([(1, 1), (2, 3), (7, 1), (8, 2), (9, 5), (26, 1), (51, 4),
+                                                    (130, 3), (3, 4000), (26, 4000)])]
+
+
+@pytest.mark.parametrize(("seed", "k", "r"), CASES)
+def test_lean_log_pdf_is_log_pdf_np_bit_for_bit(seed, k, r):
+    rng = np.random.default_rng(seed)
+    mix = _mixture(rng, k)
+    z = np.concatenate([rng.normal(0, 8, r - 1), [1e160]]) if r > 1 else rng.normal(0, 8, 1)  # 1e160: underflow
+    with np.errstate(divide="ignore", over="ignore"):
+        log_pdf, comp = _log_pdf_and_components(mix, z)
+        np.testing.assert_array_equal(log_pdf, mix.log_pdf_np(z))
+        np.testing.assert_array_equal(comp, mix.components_np(z))
+    for x, got in list(zip(z.tolist(), log_pdf.tolist(), strict=True))[:40]:
+        if abs(x) < 1e3:
+            assert got == pytest.approx(float(_mp_log_pdf(mix, x)), rel=1e-13, abs=1e-13)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_loss_and_slope_match_mpmath(seed):
+    rng = np.random.default_rng(100 + seed)
+    p, q = _mixture(rng, int(rng.integers(1, 12))), _mixture(rng, int(rng.integers(1, 12)))
+    x = rng.normal(0, 4, 5)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        loss, slope = _loss_and_slope(p, q, x)
+    for xi, li, si in zip(x.tolist(), loss.tolist(), slope.tolist(), strict=True):
+        assert li == pytest.approx(float(_mp_log_pdf(p, xi) - _mp_log_pdf(q, xi)), rel=1e-12, abs=1e-12)
+        assert si == pytest.approx(float(_mp_score(p, xi) - _mp_score(q, xi)), rel=1e-11, abs=1e-11)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_both_orders_share_one_scan_exactly(seed):
+    rng = np.random.default_rng(200 + seed)
+    p, q = _mixture(rng, 5), _mixture(rng, 9)
+    for x, y in ((p, q), (q, p)):
+        xs, loss = _scan(x, y)
+        lo = min(x.means + y.means) - 40 * max(x.sds + y.sds)
+        assert xs[0] == lo and np.all(np.diff(xs) > 0)
+        np.testing.assert_array_equal(loss, x.log_pdf_np(xs) - y.log_pdf_np(xs))
+    np.testing.assert_array_equal(_scan(p, q)[1], -_scan(q, p)[1])
