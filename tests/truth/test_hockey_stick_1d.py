@@ -6,10 +6,12 @@ from __future__ import annotations
 import math
 
 import mpmath
+import numpy as np
 import pytest
+from flint import arb, ctx
 
 from verify.errors import ParameterError
-from verify.truth.hockey_stick_1d import delta_float, enclose_delta, enclose_epsilon, epsilon_float
+from verify.truth.hockey_stick_1d import delta_float, delta_lower, enclose_delta, enclose_epsilon, epsilon_float
 from verify.truth.mixture import Mixture1D
 
 
@@ -118,3 +120,24 @@ def test_bad_mixtures_and_deltas_are_errors():
         Mixture1D.of([1], [math.nan], [1])
     with pytest.raises(ParameterError, match="delta"):
         epsilon_float(Mixture1D.of([1], [1], [1]), Mixture1D.of([1], [0], [1]), 1.0)
+
+
+@pytest.mark.parametrize(("seed", "weight_error"), [(0, 0.0), (1, 0.0), (2, 1e-12), (3, 1e-6)])
+def test_delta_lower_is_enclose_deltas_lower_end(seed, weight_error):
+    """delta_lower (enclose_epsilon's check below the root) is the lower end of enclose_delta exactly (which the tests
+    above hold to the closed forms and to mpmath quadrature)."""
+    rng = np.random.default_rng(seed)
+    k = int(rng.integers(1, 5))
+    w = rng.random(k) + 0.1
+    p = Mixture1D.of(w / w.sum(), rng.normal(0, 1.5, k), np.exp(rng.normal(0, 0.3, k)))
+    q = Mixture1D.of([1], [0], [1])
+    for eps in (0.0, 0.3, 1.7):
+        lower, upper = enclose_delta(p, q, eps, weight_error=weight_error)
+        got = delta_lower(p, q, eps, weight_error=weight_error)
+        assert got.is_exact() and got == lower and lower <= upper
+        if weight_error > 0:  # (1 - rho) delta~(eps + r) <= delta(eps), with r rounded up to a float
+            with ctx.workprec(128):
+                rho = arb(weight_error)
+                shift = math.nextafter(float(((1 + rho) / (1 - rho)).log().upper()), math.inf)
+                shifted = enclose_delta(p, q, eps + shift)[0] * (1 - rho)
+                assert got == max(arb(shifted.lower()), arb(0))

@@ -22,7 +22,6 @@ import math
 
 import numpy as np
 
-from verify.backend import log_sum_exp
 from verify.errors import ParameterError
 from verify.results import Method, Truth
 from verify.truth.mixture import Mixture1D
@@ -87,9 +86,15 @@ def _log_pdf_and_components(mix: Mixture1D, z: np.ndarray) -> tuple[np.ndarray, 
     of the root searches' time). Call under np.errstate(divide="ignore"): log 0 where every component underflows."""
     _, m, _, log_w, two_var, log_s = mix.arrays
     comp = log_w - np.square(z - m) / two_var - log_s - _HALF_LOG_2PI
-    top = np.maximum.reduce(comp, axis=0)
+    return _log_sum_exp(comp, 0), comp
+
+
+def _log_sum_exp(x: np.ndarray, axis: int) -> np.ndarray:
+    """verify.backend.log_sum_exp(x, axis) in numpy, the same float operations bit for bit without its Python-level
+    wrappers. Call under np.errstate(divide="ignore"): log 0 where every term is -inf."""
+    top = np.maximum.reduce(x, axis=axis, keepdims=True)
     top = np.where(np.isfinite(top), top, 0.0)
-    return top + np.log(np.add.reduce(np.exp(comp - top), axis=0)), comp
+    return top.squeeze(axis) + np.log(np.add.reduce(np.exp(x - top), axis=axis))
 
 
 def _loss_and_slope(p: Mixture1D, q: Mixture1D, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -263,9 +268,12 @@ class _LogDensityEnds:
 
 
 def _log_sum_exp_rows(x: np.ndarray) -> np.ndarray:
-    """log_sum_exp(x, axis=1); with one column that is the column itself, bit for bit (log_sum_exp's shifted sum of
-    one term is exp(0) = 1, or NaN where the term is NaN), without its array operations."""
-    return x[:, 0] if x.shape[1] == 1 else log_sum_exp(x, axis=1)
+    """log_sum_exp(x, axis=1) (verify.backend's, bit for bit); with one column that is the column itself (its shifted
+    sum of one term is exp(0) = 1, or NaN where the term is NaN), without its array operations."""
+    if x.shape[1] == 1:
+        return x[:, 0]
+    with np.errstate(divide="ignore"):
+        return _log_sum_exp(x, 1)
 
 
 def _unproven_cost(p: Mixture1D, q: Mixture1D, eps: float, pieces: np.ndarray, tol: float) -> float:
@@ -296,6 +304,33 @@ def _unproven_cost(p: Mixture1D, q: Mixture1D, eps: float, pieces: np.ndarray, t
     raise NotEnclosable("the sign of p - e^eps q could not be proven on the window")
 
 
+def _weight_shift(rho: arb) -> float:
+    """A float at or above r = log((1 + rho) / (1 - rho)), the eps shift of weights off by rho relative."""
+    return math.nextafter(float(((1 + rho) / (1 - rho)).log().upper()), math.inf)
+
+
+def _panel_list(p: Mixture1D, q: Mixture1D, eps: float) -> list[tuple[float, float, bool]]:
+    """The rows (a, b, positive) of _panels, as Python numbers."""
+    return list(zip(*(v.tolist() for v in _panels(p, q, eps)), strict=True))
+
+
+def _positive_mass(p: Mixture1D, q: Mixture1D, panels: list[tuple[float, float, bool]], e: arb) -> arb:
+    """P(A) - e^eps Q(A) in Arb, A the union of the positive panels (the float guess of A*; e = e^eps)."""
+    return sum((_arb_mass(p, a, b) - e * _arb_mass(q, a, b) for a, b, pos in panels if pos), arb(0))
+
+
+def delta_lower(p: Mixture1D, q: Mixture1D, eps: float, prec: int = 128, weight_error: float = 0.0) -> arb:
+    """The proven lower end of enclose_delta alone (an Arb ball of radius 0): P(A) - e^eps Q(A) <= delta(eps) for any
+    A, here the float guess of A*, without the sign proofs that only the upper end needs (`weight_error` as there)."""
+    with ctx.workprec(prec):
+        if weight_error > 0:
+            rho = arb(weight_error)
+            lower = delta_lower(p, q, eps + _weight_shift(rho), prec) * (1 - rho)
+        else:
+            lower = _positive_mass(p, q, _panel_list(p, q, eps), arb(eps).exp())
+        return max(arb(lower.lower()), arb(0))
+
+
 def enclose_delta(p: Mixture1D, q: Mixture1D, eps: float, prec: int = 128, rel_tol: float = 1e-9,
                   weight_error: float = 0.0) -> tuple[arb, arb]:
     """Proven lower <= delta(eps) <= upper (Arb balls of radius 0), for P || Q.
@@ -306,15 +341,12 @@ def enclose_delta(p: Mixture1D, q: Mixture1D, eps: float, prec: int = 128, rel_t
     if weight_error > 0:
         with ctx.workprec(prec):
             rho = arb(weight_error)
-            shift = float(((1 + rho) / (1 - rho)).log().upper())
-            shift = math.nextafter(shift, math.inf)  # a float at or above the proven shift
-            lower = enclose_delta(p, q, eps + shift, prec, rel_tol)[0] * (1 - rho)
-            upper = enclose_delta(p, q, eps - shift, prec, rel_tol)[1] * (1 + rho)
-            return max(arb(lower.lower()), arb(0)), arb(upper.upper())
+            upper = enclose_delta(p, q, eps - _weight_shift(rho), prec, rel_tol)[1] * (1 + rho)
+            return delta_lower(p, q, eps, prec, weight_error), arb(upper.upper())
     with ctx.workprec(prec):
         e = arb(eps).exp()
-        panels = list(zip(*(v.tolist() for v in _panels(p, q, eps)), strict=True))
-        lower = sum((_arb_mass(p, a, b) - e * _arb_mass(q, a, b) for a, b, pos in panels if pos), arb(0))
+        panels = _panel_list(p, q, eps)
+        lower = _positive_mass(p, q, panels, e)
         lower_end = max(arb(lower.lower()), arb(0))
         tol = rel_tol * max(float(lower_end.upper()), 1e-300) / (_PIECES * len(panels) + 2)
         lo, hi = _window(p, q)
@@ -343,7 +375,7 @@ def enclose_epsilon(p: Mixture1D, q: Mixture1D, delta: float, prec: int = 128,
         e = 1e-12
     for rel in (1e-10, 1e-7, 1e-4, 1e-2):
         lo, hi = max(e * (1 - rel), 0.0), e * (1 + rel)
-        below = lo == 0.0 or enclose_delta(p, q, lo, prec, weight_error=weight_error)[0] > arb(delta)
+        below = lo == 0.0 or delta_lower(p, q, lo, prec, weight_error) > arb(delta)
         if below and enclose_delta(p, q, hi, prec, weight_error=weight_error)[1] <= arb(delta):
             return Enclosure(arb(lo), arb(hi), "hockey stick of the mixture pair bracketed in Arb "
                              "(proven sign pieces, Phi differences) on both sides of the float root", prec)
