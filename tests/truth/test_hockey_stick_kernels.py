@@ -1,6 +1,6 @@
-"""The hockey stick's float kernels against independent references: the lean log-density of hockey_stick_1d against
-Mixture1D.log_pdf_np (bit for bit) and mpmath at 40 digits, its slope against mpmath's derivative, and the scan that
-both orders of a pair share against a direct evaluation, on seeded random mixtures."""
+"""The hockey stick's float kernels against independent references: the stacked pair kernel of hockey_stick_1d against
+Mixture1D's log_pdf_np, components_np and mass (bit for bit) and mpmath at 40 digits, its slope against mpmath's
+derivative, and the scan that both orders of a pair share against a direct evaluation, on seeded random mixtures."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ import pytest
 
 from verify.backend import log_sum_exp
 from verify.truth.hockey_stick_1d import (
-    _log_pdf_and_components,
     _log_sum_exp,
     _log_sum_exp_rows,
-    _loss_and_slope,
+    _Pair,
     _scan,
 )
 from verify.truth.mixture import Mixture1D
@@ -44,17 +43,26 @@ CASES = [(seed, k, r) for seed, (k, r) in enumerate([(1, 1), (2, 3), (7, 1), (8,
 
 
 @pytest.mark.parametrize(("seed", "k", "r"), CASES)
-def test_lean_log_pdf_is_log_pdf_np_bit_for_bit(seed, k, r):
+def test_pair_kernel_is_mixture1d_bit_for_bit(seed, k, r):
+    """log p, log q, the component rows and the masses of the stacked kernel equal Mixture1D's own, p with k
+    components and q with another count (1, 8, 9 or 130: numpy's pairwise sums change at 8 and 128 terms)."""
     rng = np.random.default_rng(seed)
-    mix = _mixture(rng, k)
+    p, q = _mixture(rng, k), _mixture(rng, (1, 8, 9, 130)[seed % 4])
     z = np.concatenate([rng.normal(0, 8, r - 1), [1e160]]) if r > 1 else rng.normal(0, 8, 1)  # 1e160: underflow
-    with np.errstate(divide="ignore", over="ignore"):
-        log_pdf, comp = _log_pdf_and_components(mix, z)
-        np.testing.assert_array_equal(log_pdf, mix.log_pdf_np(z))
-        np.testing.assert_array_equal(comp, mix.components_np(z))
-    for x, got in list(zip(z.tolist(), log_pdf.tolist(), strict=True))[:40]:
+    pair = _Pair(p, q)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # -inf - -inf at 1e160
+        logs, comp = pair.log_pdfs(z)
+        for row, mix in zip(logs, (p, q), strict=True):
+            np.testing.assert_array_equal(row, mix.log_pdf_np(z))
+        np.testing.assert_array_equal(comp, np.concatenate([p.components_np(z), q.components_np(z)]))
+        np.testing.assert_array_equal(pair.loss(z), p.log_pdf_np(z) - q.log_pdf_np(z))
+    for x, got in list(zip(z.tolist(), logs[0].tolist(), strict=True))[:40]:
         if abs(x) < 1e3:
-            assert got == pytest.approx(float(_mp_log_pdf(mix, x)), rel=1e-13, abs=1e-13)
+            assert got == pytest.approx(float(_mp_log_pdf(p, x)), rel=1e-13, abs=1e-13)
+    a = np.sort(rng.normal(0, 4, (min(r, 50), 2)), axis=1)
+    a[0, 0] = -np.inf
+    for got, mix in zip(pair.masses(a[:, 0], a[:, 1]), (p, q), strict=True):
+        np.testing.assert_array_equal(got, mix.mass(a[:, 0], a[:, 1]))
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -63,7 +71,7 @@ def test_loss_and_slope_match_mpmath(seed):
     p, q = _mixture(rng, int(rng.integers(1, 12))), _mixture(rng, int(rng.integers(1, 12)))
     x = rng.normal(0, 4, 5)
     with np.errstate(divide="ignore", invalid="ignore"):
-        loss, slope = _loss_and_slope(p, q, x)
+        loss, slope = _Pair(p, q).loss_and_slope(x)
     for xi, li, si in zip(x.tolist(), loss.tolist(), slope.tolist(), strict=True):
         assert li == pytest.approx(float(_mp_log_pdf(p, xi) - _mp_log_pdf(q, xi)), rel=1e-12, abs=1e-12)
         assert si == pytest.approx(float(_mp_score(p, xi) - _mp_score(q, xi)), rel=1e-11, abs=1e-11)

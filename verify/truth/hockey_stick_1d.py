@@ -21,6 +21,7 @@ import functools
 import math
 
 import numpy as np
+from scipy.special import ndtr
 
 from verify.errors import ParameterError
 from verify.results import Method, Truth
@@ -60,7 +61,8 @@ def _scan_logs(p: Mixture1D, q: Mixture1D) -> tuple[np.ndarray, np.ndarray, np.n
     lo, hi = _window(p, q)
     xs = np.unique(np.concatenate([np.linspace(lo, hi, _SCAN), p.means, q.means]))
     with np.errstate(divide="ignore"):
-        return xs, _log_pdf_and_components(p, xs)[0], _log_pdf_and_components(q, xs)[0]
+        log_p, log_q = _Pair(p, q).log_pdfs(xs)[0]
+    return xs, log_p, log_q
 
 
 @functools.lru_cache(maxsize=16)
@@ -80,13 +82,66 @@ def _order_key(mix: Mixture1D) -> tuple[tuple[float, ...], ...]:
     return mix.weights, mix.means, mix.sds
 
 
-def _log_pdf_and_components(mix: Mixture1D, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Mixture1D.log_pdf_np at the points z, and the rows of weighted component logs (components_np) that it sums:
-    the same float operations bit for bit, without numpy's Python-level wrappers (a few microseconds a call, the bulk
-    of the root searches' time). Call under np.errstate(divide="ignore"): log 0 where every component underflows."""
-    _, m, _, log_w, two_var, log_s = mix.arrays
-    comp = log_w - np.square(z - m) / two_var - log_s - _HALF_LOG_2PI
-    return _log_sum_exp(comp, 0), comp
+class _Pair:
+    """The components of p and q stacked, p's k rows first, for their log densities, slopes and masses at a few points
+    in half the numpy calls. Each block gets Mixture1D's own float operations (components_np, log_pdf_np, mass), bit
+    for bit, without numpy's Python-level wrappers: these calls are the bulk of the root searches' time."""
+
+    def __init__(self, p: Mixture1D, q: Mixture1D):
+        self.k = len(p.weights)
+        w, self.m, s, self.log_w, self.two_var, self.log_s = (np.concatenate([u, v])
+                                                               for u, v in zip(p.arrays, q.arrays, strict=True))
+        self.var = np.square(s)
+        self.w_row, self.m_row, self.s_row = w[:, 0], self.m[:, 0], s[:, 0]
+
+    def log_pdfs(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Rows log p(z), log q(z), and the weighted component logs they sum (rows of components_np). Call under
+        np.errstate(divide="ignore"): log 0 where every component underflows."""
+        k, comp = self.k, z - self.m  # then in place: log_w - (z - m)^2 / two_var - log_s - _HALF_LOG_2PI
+        np.square(comp, out=comp)
+        np.divide(comp, self.two_var, out=comp)
+        np.subtract(self.log_w, comp, out=comp)
+        np.subtract(comp, self.log_s, out=comp)
+        np.subtract(comp, _HALF_LOG_2PI, out=comp)
+        top = np.concatenate([np.maximum.reduce(comp[:k], axis=0, keepdims=True),
+                              np.maximum.reduce(comp[k:], axis=0, keepdims=True)])
+        top = np.where(np.isfinite(top), top, 0.0)  # then backend.log_sum_exp's shifted sum, block by block
+        shifted = np.empty_like(comp)
+        np.subtract(comp[:k], top[0], out=shifted[:k])
+        np.subtract(comp[k:], top[1], out=shifted[k:])
+        np.exp(shifted, out=shifted)
+        sums = np.concatenate([np.add.reduce(shifted[:k], axis=0, keepdims=True),
+                               np.add.reduce(shifted[k:], axis=0, keepdims=True)])
+        return top + np.log(sums), comp
+
+    def loss(self, x: np.ndarray) -> np.ndarray:
+        """log p - log q at the points x (under np.errstate(divide="ignore"))."""
+        logs = self.log_pdfs(x)[0]
+        return logs[0] - logs[1]
+
+    def loss_and_slope(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """log p - log q at the points x, and its derivative (each log density's is its components' (m - x)/s^2
+        averaged with their posterior weights); under np.errstate(divide="ignore", invalid="ignore")."""
+        k, (logs, comp) = self.k, self.log_pdfs(x)
+        post = np.empty_like(comp)
+        np.subtract(comp[:k], logs[0], out=post[:k])
+        np.subtract(comp[k:], logs[1], out=post[k:])
+        np.exp(post, out=post)
+        np.multiply(post, self.m - x, out=post)
+        np.divide(post, self.var, out=post)
+        return logs[0] - logs[1], np.add.reduce(post[:k], axis=0) - np.add.reduce(post[k:], axis=0)
+
+    def masses(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """P((a_j, b_j)) and Q((a_j, b_j)) for each j (Mixture1D.mass of each: Phi differences on the side of each
+        mean where they do not cancel)."""
+        u, v = (a[:, None] - self.m_row) / self.s_row, (b[:, None] - self.m_row) / self.s_row
+        terms = self.w_row * np.where(u > 0, ndtr(-u) - ndtr(-v), ndtr(v) - ndtr(u))
+        return np.add.reduce(terms[:, :self.k], axis=1), np.add.reduce(terms[:, self.k:], axis=1)
+
+
+@functools.lru_cache(maxsize=16)
+def _pair(p: Mixture1D, q: Mixture1D) -> _Pair:
+    return _Pair(p, q)
 
 
 def _log_sum_exp(x: np.ndarray, axis: int) -> np.ndarray:
@@ -94,22 +149,11 @@ def _log_sum_exp(x: np.ndarray, axis: int) -> np.ndarray:
     wrappers. Call under np.errstate(divide="ignore"): log 0 where every term is -inf."""
     top = np.maximum.reduce(x, axis=axis, keepdims=True)
     top = np.where(np.isfinite(top), top, 0.0)
-    return top.squeeze(axis) + np.log(np.add.reduce(np.exp(x - top), axis=axis))
+    shifted = x - top
+    return top.squeeze(axis) + np.log(np.add.reduce(np.exp(shifted, out=shifted), axis=axis))
 
 
-def _loss_and_slope(p: Mixture1D, q: Mixture1D, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """log p - log q at the points x, and its derivative (each log density's is its components' (m - x)/s^2
-    averaged with their posterior weights)."""
-    values, slopes = [], []
-    for mix in (p, q):
-        log_pdf, comp = _log_pdf_and_components(mix, x)
-        m, s = mix.arrays[1:3]
-        values.append(log_pdf)
-        slopes.append(np.add.reduce(np.exp(comp - log_pdf) * (m - x) / np.square(s), axis=0))
-    return values[0] - values[1], slopes[0] - slopes[1]
-
-
-def _refine(p: Mixture1D, q: Mixture1D, eps: float, lo: np.ndarray, hi: np.ndarray, v_lo: np.ndarray,
+def _refine(pair: _Pair, eps: float, lo: np.ndarray, hi: np.ndarray, v_lo: np.ndarray,
             v_hi: np.ndarray) -> np.ndarray:
     """Roots of log p - log q = eps, one in each bracket (lo_j, hi_j) whose ends' values v_lo, v_hi (of log p -
     log q - eps) differ in sign, all at once: from the secant point, Newton steps kept inside the shrinking brackets
@@ -120,7 +164,7 @@ def _refine(p: Mixture1D, q: Mixture1D, eps: float, lo: np.ndarray, hi: np.ndarr
     x = lo + (hi - lo) * (v_lo / (v_lo - v_hi))
     x = np.where((x > lo) & (x < hi), x, (lo + hi) / 2)
     for _ in range(_STEPS):
-        value, slope = _loss_and_slope(p, q, x)
+        value, slope = pair.loss_and_slope(x)
         value = value - eps
         lo_side = (value > 0) == lo_positive
         lo, hi = np.where(lo_side, x, lo), np.where(lo_side, hi, x)
@@ -141,8 +185,8 @@ def _roots(p: Mixture1D, q: Mixture1D, eps: float) -> np.ndarray:
     i = np.nonzero(positive[:-1] != positive[1:])[0]
     if not i.size:
         return xs[:0]
-    with np.errstate(divide="ignore", invalid="ignore"):  # log 0 in _log_pdf_and_components, 0/0 in a Newton step
-        return _refine(p, q, eps, xs[i], xs[i + 1], loss[i] - eps, loss[i + 1] - eps)
+    with np.errstate(divide="ignore", invalid="ignore"):  # log 0 in _Pair.log_pdfs, 0/0 in a Newton step
+        return _refine(_pair(p, q), eps, xs[i], xs[i + 1], loss[i] - eps, loss[i + 1] - eps)
 
 
 def _panels(p: Mixture1D, q: Mixture1D, eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -154,7 +198,7 @@ def _panels(p: Mixture1D, q: Mixture1D, eps: float) -> tuple[np.ndarray, np.ndar
         mid = np.where(np.isfinite(a) & np.isfinite(b), (a + b) / 2, np.where(np.isfinite(b), b - 1, a + 1))
     mid = np.where(np.isfinite(mid), mid, 0.0)
     with np.errstate(divide="ignore"):
-        return a, b, _log_pdf_and_components(p, mid)[0] - _log_pdf_and_components(q, mid)[0] > eps
+        return a, b, _pair(p, q).loss(mid) > eps
 
 
 def _delta_and_slope(p: Mixture1D, q: Mixture1D, eps: float) -> tuple[float, float]:
@@ -162,8 +206,8 @@ def _delta_and_slope(p: Mixture1D, q: Mixture1D, eps: float) -> tuple[float, flo
     order)."""
     a, b, positive = _panels(p, q, eps)
     total, slope = 0.0, 0.0
-    for p_mass, q_mass in zip(p.mass(a[positive], b[positive]).tolist(), q.mass(a[positive], b[positive]).tolist(),
-                              strict=True):
+    p_masses, q_masses = _pair(p, q).masses(a[positive], b[positive])
+    for p_mass, q_mass in zip(p_masses.tolist(), q_masses.tolist(), strict=True):
         weighted = math.exp(eps + math.log(q_mass)) if q_mass > 0 else 0.0
         total += p_mass - weighted
         slope -= weighted
