@@ -85,16 +85,10 @@ class Mixture1D:
     def mass(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """P((a_j, b_j)) for each j in floats, each Phi difference taken on the side of its mean where it does not
         cancel (infinite ends allowed)."""
-        w, m, s = self.rows
+        w, m, s = (v[:, 0] for v in self.arrays[:3])
         u, v = (np.asarray(a, dtype=float)[:, None] - m) / s, (np.asarray(b, dtype=float)[:, None] - m) / s
         diff = np.where(u > 0, ndtr(-u) - ndtr(-v), ndtr(v) - ndtr(u))
-        return np.add.reduce(w * diff, axis=1)  # (w * diff).sum(axis=1) without its Python-level wrapper
-
-    @functools.cached_property
-    def rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The weights, means and sds as float rows (one column per component)."""
-        w, m, s = (v[:, 0] for v in self.arrays[:3])
-        return w, m, s
+        return (w * diff).sum(axis=1)
 
     def components_np(self, z: np.ndarray) -> np.ndarray:
         """log of each weighted component density at the points z (rows: components)."""
