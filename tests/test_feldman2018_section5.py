@@ -65,8 +65,13 @@ def test_many_runs_are_bracketed_by_one_run_and_the_rdp_conversion():
     assert many.lower == pytest.approx(one.lower, rel=1e-12) and many.upper > many.lower
 
 
+_RNG = np.random.default_rng(32)
+
+
 @pytest.mark.parametrize(("sigma", "n", "k", "delta"),
-                         [(3.0, 5, 10, 1e-5), (40.0, 5, 1000, 1e-3), (9.0, 20, 100, 1e-5)])
+                         [(3.0, 5, 10, 1e-5), (40.0, 5, 1000, 1e-3), (9.0, 20, 100, 1e-5)]
+                         + [(float(10 ** _RNG.uniform(-0.3, 2.5)), int(_RNG.integers(2, 31)),
+                             int(10 ** _RNG.uniform(0.3, 6)), float(10 ** _RNG.uniform(-12, -1))) for _ in range(6)])
 def test_the_rdp_upper_end_is_the_minimum_over_every_order(sigma, n, k, delta):
     """Orders skipped by the convexity/monotonicity bounds never hold the minimum: the upper end equals the
     conversion minimised over all 24 orders, each from the quadrature's upper end of the larger direction."""
