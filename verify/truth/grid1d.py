@@ -45,7 +45,8 @@ _EDGE_MASS = 1e-14
 _REL_FLOOR, _ABS_FLOOR = 1e-10, 1e-13  # float accumulation over K sparse products
 _MAX_CELLS = 40_000  # x the kernel band (<= 770 cells) bounds the sparse matrix to ~3e7 entries
 _BLOCK = 1_000_000  # kernel entries built at a time
-_KERNEL_CACHE_NNZ = 4_000_000  # shared transfer matrices kept (~50 MB), least recently used dropped first
+_KERNEL_CACHE_NNZ = 12_000_000  # shared transfer matrices kept (~100-150 MB), least recently used dropped first: a
+# family's grid revisits its (drift, grid) pairs across alpha and K at up to 12M entries (noisy_gd_projected_1d)
 _DENSE_MAX = 4_000_000  # entries of a transfer matrix that may be kept dense (32 MB)
 
 
@@ -191,6 +192,8 @@ def _kernel(grid: _Grid, src: np.ndarray, T: Drift, s: float) -> sparse.csc_arra
         cols = slice(begin, min(src.size, begin + per_block))
         rows[cols], vals[cols] = _kernel_block(grid, mean[cols], start[cols], first[cols], last[cols], width, s)
     size = grid.n + n_atoms
+    if width == grid.n and size * src.size <= _DENSE_MAX:  # every window is the whole grid: vals is the dense matrix
+        return _DenseKernel(vals)
     if 2 * per_column >= size and size * src.size <= _DENSE_MAX:
         columns = np.zeros((src.size, size))
         np.put_along_axis(columns, rows, vals, axis=1)
