@@ -19,7 +19,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
-from scipy import special
+from scipy import sparse, special
 
 from verify.errors import ParameterError
 from verify.limits import require_memory
@@ -80,12 +80,13 @@ class LatticeLaws:
         return np.column_stack([low - pad, high + pad])
 
 
-def _transitions(a: float, n: int, step: AffineStep | SmoothedAbsStep) -> tuple[np.ndarray, np.ndarray]:
-    """The rounded-down and rounded-up chains' transition matrices: row j is the law of the rounded
-    clip(step.mean(x_j) + tau Z) on the lattice x_k = -a + k h. Rounding down maps [x_k, x_k+1) -> x_k (cell edges
-    x_1..x_n), up maps (x_k-1, x_k] -> x_k (edges x_0..x_n-1), so one normal cdf per row and lattice point serves
-    both; it is evaluated only within [-40, 10] sds of the row's mean (beyond, its float value is exactly 0 or 1, and
-    the cells there hold exact zeros)."""
+def _bands(a: float, n: int, step: AffineStep | SmoothedAbsStep) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The rounded-down and rounded-up chains' transition rows as bands: row j is the law of the rounded
+    clip(step.mean(x_j) + tau Z) on the lattice x_k = -a + k h, band column c at lattice column start[j] - 1 + c
+    (down) and start[j] + c (up), columns -1 and n + 1 holding exact zeros. Rounding down maps [x_k, x_k+1) -> x_k
+    (cell edges x_1..x_n), up maps (x_k-1, x_k] -> x_k (edges x_0..x_n-1), so one normal cdf per row and lattice
+    point serves both; it is evaluated only within [-40, 10] sds of the row's mean (beyond, its float value is
+    exactly 0 or 1, and the cells there hold exact zeros)."""
     x = np.linspace(-a, a, n + 1)
     h = 2 * a / n
     mean = step.mean(x)
@@ -106,18 +107,19 @@ def _transitions(a: float, n: int, step: AffineStep | SmoothedAbsStep) -> tuple[
     up[high, width - 1], up[high, width] = 1.0 - cdf[high, width - 1], 0.0  # ... nor x_n of the rounded-up one
     np.clip(down, 0.0, 1.0, out=down)
     np.clip(up, 0.0, 1.0, out=up)
-    if width == n + 1:  # every row's window is the whole lattice
-        return down[:, 1:], up[:, :-1]
-    return _placed(down, start - 1, n), _placed(up, start, n)
+    return down, up, start
 
 
-def _placed(probs: np.ndarray, first: np.ndarray, n: int) -> np.ndarray:
-    """The (n + 1)^2 matrix (a view) whose row j holds probs[j] from column first[j] on (columns -1 and n + 1, which
-    get exact zeros, dropped)."""
-    rows = len(probs)
-    matrix = np.zeros(rows * (n + 3))  # row-major, columns -1 .. n + 1
-    matrix[(np.arange(rows) * (n + 3) + first + 1)[:, None] + np.arange(probs.shape[1])] = probs
-    return matrix.reshape(rows, n + 3)[:, 1:n + 2]
+def _transitions(a: float, n: int, step: AffineStep | SmoothedAbsStep) -> tuple[_Dense | _Banded, _Dense | _Banded]:
+    """The rounded-down and rounded-up chains' transitions (`_bands`): dense views where every band is the whole
+    lattice, else the bands themselves as sparse rows (no (n + 1)^2 matrix is filled)."""
+    down, up, start = _bands(a, n, step)
+    if down.shape[1] == n + 2:  # every row's window is the whole lattice
+        return _Dense(down[:, 1:]), _Dense(up[:, :-1])
+    columns = (start[:, None] + np.arange(down.shape[1])).ravel()  # lattice column + 1 (down), + 0 (up)
+    rows = np.arange(n + 2) * down.shape[1]
+    return (_Banded(sparse.csr_array((down.ravel(), columns, rows), shape=(n + 1, n + 2)), 1),
+            _Banded(sparse.csr_array((up.ravel(), columns, rows), shape=(n + 1, n + 2)), 0))
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,19 @@ class _Dense:
 
     def apply(self, law: np.ndarray) -> np.ndarray:
         return np.einsum("i,ij->j", law, self.matrix)
+
+
+@dataclass(frozen=True)
+class _Banded:
+    """A banded transition as sparse rows whose column k is lattice column k - skip (columns outside 0..n hold exact
+    zeros). law @ rows runs scipy's compressed-column product, which adds each column's terms law[j] * p[j, m] in
+    row order from 0, as _Dense's einsum does: the same law bit for bit, from the band's entries alone."""
+
+    rows: sparse.csr_array
+    skip: int
+
+    def apply(self, law: np.ndarray) -> np.ndarray:
+        return (law @ self.rows)[self.skip:self.skip + len(law)]
 
 
 @dataclass(frozen=True)
@@ -159,12 +174,12 @@ def _toeplitz(a: float, n: int, step: AffineStep, up: bool) -> _Toeplitz:
     return _Toeplitz(inner, np.clip(cdf[n - j], 0.0, 1.0), np.clip(1 - cdf[2 * n - 1 - j], 0.0, 1.0))
 
 
-def _kernels(a: float, n: int, step: AffineStep | SmoothedAbsStep) -> tuple[_Dense | _Toeplitz, _Dense | _Toeplitz]:
+def _kernels(a: float, n: int, step: AffineStep | SmoothedAbsStep
+             ) -> tuple[_Dense | _Banded | _Toeplitz, _Dense | _Banded | _Toeplitz]:
     """The rounded-down and rounded-up chains' transitions of one step."""
     if isinstance(step, AffineStep) and step.c == 1:
         return _toeplitz(a, n, step, False), _toeplitz(a, n, step, True)
-    down, up = _transitions(a, n, step)
-    return _Dense(down), _Dense(up)
+    return _transitions(a, n, step)
 
 
 def lattice_laws(a: float, steps: Sequence[AffineStep | SmoothedAbsStep], start: float, n: int) -> LatticeLaws:
