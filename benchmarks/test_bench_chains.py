@@ -31,8 +31,8 @@ TRUTHS = {
 
 def _fresh_grid_caches() -> None:
     """Each round builds its transfer matrices (the grid shares them across the points of a run)."""
-    grid1d._KERNELS.clear()
-    grid1d._FIRST_STEPS.clear()
+    grid1d._KERNELS = grid1d._Kernels()
+    grid1d._KEPT_STATES = grid1d._KeptStates()
 
 
 @pytest.mark.parametrize("name", sorted(CHAINS))

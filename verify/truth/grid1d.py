@@ -11,7 +11,9 @@ plus, when projected, two atoms at -R and +R (method of Chourasia et al. 2021 re
 Each step is one sparse matrix-vector product (kernels are banded at 38.5 s, beyond which the normal density
 underflows). A process whose steps carry keys (a hashable description of the drift, e.g. ("quadratic", lam, m))
 shares its transfer matrices with every later process on the same grid: the projected grid does not depend on K or
-alpha, so a family's grid of K and alpha values builds each matrix once (`_KERNELS`, bounded by _KERNEL_CACHE_NNZ).
+alpha, so a family's grid of K and alpha values builds each matrix once (`_KERNELS`, bounded by _KERNEL_CACHE_NNZ),
+and a keyed law starts from the state a kept law with the same first keys reached (`_KEPT_STATES`: K = 1, 20, 200
+run 200 steps, not 221).
 Results are computed at h and h/2 (unconstrained, first at 2h and h: `grid_renyi`); |difference| is the error
 estimate (Richardson-style) and the interval is value(h/2) +- safety * error (plus a float-rounding floor).
 Limit: densities are float64, so an unconstrained run whose Rényi tilt sits where the second law is below
@@ -287,47 +289,100 @@ def _start(proc: Process, grid: _Grid) -> tuple[np.ndarray, np.ndarray, bool]:
     return points, np.concatenate([w, atoms]), on_grid
 
 
-_KERNELS: OrderedDict[tuple, sparse.csc_array | _DenseKernel] = OrderedDict()
+class _Kernels:
+    """Shared transfer matrices by (key, noise sd, grid), the least recently used dropped first while their entries
+    exceed _KERNEL_CACHE_NNZ (a running total, not a sum over the kept matrices at every insertion)."""
+
+    def __init__(self) -> None:
+        self.kept: OrderedDict[tuple, sparse.csc_array | _DenseKernel] = OrderedDict()
+        self.nnz = 0
+
+    def get(self, full: tuple) -> sparse.csc_array | _DenseKernel | None:
+        kernel = self.kept.get(full)
+        if kernel is not None:
+            self.kept.move_to_end(full)
+        return kernel
+
+    def keep(self, full: tuple, kernel: sparse.csc_array | _DenseKernel) -> None:
+        if kernel.nnz > _KERNEL_CACHE_NNZ:
+            return
+        self.kept[full] = kernel
+        self.nnz += kernel.nnz
+        while self.nnz > _KERNEL_CACHE_NNZ:
+            self.nnz -= self.kept.popitem(last=False)[1].nnz
+
+
+_KERNELS = _Kernels()
 
 
 def _shared_kernel(grid: _Grid, T: Drift, key: Hashable, s: float) -> sparse.csc_array | _DenseKernel:
     """The transfer matrix of drift `key` on `grid`, built once and kept while the cache has room."""
     full = (key, s, grid)
     kernel = _KERNELS.get(full)
-    if kernel is not None:
-        _KERNELS.move_to_end(full)
-        return kernel
-    kernel = _kernel(grid, grid.points, T, s)
-    if kernel.nnz <= _KERNEL_CACHE_NNZ:
-        _KERNELS[full] = kernel
-        while sum(k.nnz for k in _KERNELS.values()) > _KERNEL_CACHE_NNZ:
-            _KERNELS.popitem(last=False)
+    if kernel is None:
+        kernel = _kernel(grid, grid.points, T, s)
+        _KERNELS.keep(full, kernel)
     return kernel
 
 
-_FIRST_STEPS: OrderedDict[tuple, np.ndarray] = OrderedDict()
-_FIRST_STEP_CACHE = 256  # states after the first step kept (each at most _MAX_CELLS + 2 floats)
+_STATES_BYTES = 64 << 20  # keyed laws' states after every step, kept for their prefixes
+
+
+class _KeptStates:
+    """The states after each step of keyed laws by (noise sd, start, grid), each law as (its keys as integer ids, its
+    rows: the state after step k + 1 in row k, read-only): a law whose first k keys a kept law shares takes that law's
+    rows up to step k (equal keys are equal maps, so the same products give the same states bit for bit) and runs
+    only its remaining steps. The least recently used (noise sd, start, grid) is dropped first while all rows exceed
+    _STATES_BYTES."""
+
+    def __init__(self) -> None:
+        self.ids: dict[Hashable, int] = {}
+        self.laws: OrderedDict[tuple, list[tuple[np.ndarray, np.ndarray]]] = OrderedDict()
+        self.bytes = 0
+
+    def ids_of(self, keys: Sequence[Hashable]) -> np.ndarray:
+        """The keys as integers, equal where the keys are equal."""
+        return np.array([self.ids.setdefault(k, len(self.ids)) for k in keys], dtype=np.int64)
+
+    def prefix(self, where: tuple, ids: np.ndarray) -> tuple[int, np.ndarray | None]:
+        """The longest prefix of `ids` that a kept law at `where` has run, and that law's rows (None if none)."""
+        best, done = None, 0
+        for kept, rows in self.laws.get(where, ()):
+            m = min(len(kept), len(ids))
+            differ = np.flatnonzero(kept[:m] != ids[:m])
+            common = int(differ[0]) if differ.size else m
+            if common > done:
+                best, done = rows, common
+        if done:
+            self.laws.move_to_end(where)
+        return done, best
+
+    def keep(self, where: tuple, ids: np.ndarray, rows: np.ndarray) -> None:
+        if rows.nbytes > _STATES_BYTES:
+            return
+        rows.flags.writeable = False
+        self.laws.setdefault(where, []).append((ids, rows))
+        self.laws.move_to_end(where)
+        self.bytes += rows.nbytes
+        while self.bytes > _STATES_BYTES:
+            _, dropped = self.laws.popitem(last=False)
+            self.bytes -= sum(r.nbytes for _, r in dropped)
+
+
+_KEPT_STATES = _KeptStates()
 
 
 def _first_step(proc: Process, grid: _Grid, transfer: Callable[[int], sparse.csc_array | _DenseKernel]
                 ) -> np.ndarray:
     """The state after step 1 (start law through the first transfer: `transfer(0)` where the start's sub-grid is the
-    grid's cells), shared where the first drift has a key."""
-    key = None if proc.keys is None else (proc.keys[0], proc.noise_sd, proc.start_mean, proc.start_sd, grid)
-    state = _FIRST_STEPS.get(key) if key is not None else None
-    if state is None:
-        src, w, on_grid = _start(proc, grid)
-        state = (transfer(0) if on_grid else _kernel(grid, src, proc.drifts[0], proc.noise_sd)) @ w
-        if key is not None:
-            state.setflags(write=False)  # shared: never updated in place
-            _FIRST_STEPS[key] = state
-            if len(_FIRST_STEPS) > _FIRST_STEP_CACHE:
-                _FIRST_STEPS.popitem(last=False)
-    return state
+    grid's cells)."""
+    src, w, on_grid = _start(proc, grid)
+    return (transfer(0) if on_grid else _kernel(grid, src, proc.drifts[0], proc.noise_sd)) @ w
 
 
 def _law(proc: Process, grid: _Grid) -> np.ndarray:
-    """State vector (cell masses, then the atoms at -R, +R if projected) of theta_K."""
+    """State vector (cell masses, then the atoms at -R, +R if projected) of theta_K. A keyed law starts from the
+    state after the longest prefix of its keys that a kept law has run (`_KEPT_STATES`)."""
     cache: dict[int, sparse.csc_array | _DenseKernel] = {}
     latest: dict[Hashable, sparse.csc_array | _DenseKernel] = {}  # the last keyed kernel (one too large for the
     # shared cache was rebuilt at every step); one entry, so a law with many keys holds one kernel at a time
@@ -346,9 +401,24 @@ def _law(proc: Process, grid: _Grid) -> np.ndarray:
             cache[id(T)] = _kernel(grid, grid.points, T, proc.noise_sd)
         return cache[id(T)]
 
-    state = _first_step(proc, grid, transfer)
-    for k in range(1, len(proc.drifts)):
-        state = transfer(k) @ state
+    if proc.keys is None:
+        state = _first_step(proc, grid, transfer)
+        for k in range(1, len(proc.drifts)):
+            state = transfer(k) @ state
+        return state
+    where = (proc.noise_sd, proc.start_mean, proc.start_sd, grid)
+    ids = _KEPT_STATES.ids_of(proc.keys)
+    done, kept = _KEPT_STATES.prefix(where, ids)
+    if done == len(proc.drifts):
+        return kept[done - 1]
+    rows = np.empty((len(proc.drifts), grid.n + (0 if grid.R is None else 2)))
+    state = None
+    if done:
+        rows[:done], state = kept[:done], kept[done - 1]
+    for k in range(done, len(proc.drifts)):
+        state = _first_step(proc, grid, transfer) if k == 0 else transfer(k) @ state
+        rows[k] = state
+    _KEPT_STATES.keep(where, ids, rows)
     return state
 
 
