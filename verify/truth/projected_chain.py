@@ -101,12 +101,11 @@ def _bands(a: float, n: int, step: AffineStep | SmoothedAbsStep) -> tuple[np.nda
     # column c of the differences is P(x_(p-1) <= y < x_p), p = start + c; cell m collects P(edge m - 1 <= y <
     # edge m): down's edge m is x_m+1 (difference column m + 1 - start), up's is x_m (column m - start)
     up = np.diff(cdf, axis=1)
+    np.clip(up, 0.0, 1.0, out=up)  # once for both chains: the entries set next lie in [0, 1] already
     down = up.copy()
     low, high = start == 0, start + width == n + 1
     down[low, 0], down[low, 1] = 0.0, cdf[low, 2]  # x_0 is no edge of the rounded-down chain ...
     up[high, width - 1], up[high, width] = 1.0 - cdf[high, width - 1], 0.0  # ... nor x_n of the rounded-up one
-    np.clip(down, 0.0, 1.0, out=down)
-    np.clip(up, 0.0, 1.0, out=up)
     return down, up, start
 
 
