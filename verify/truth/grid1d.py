@@ -329,43 +329,43 @@ _STATES_BYTES = 64 << 20  # keyed laws' states after every step, kept for their 
 
 
 class _KeptStates:
-    """The states after each step of keyed laws by (noise sd, start, grid), each law as (its keys as integer ids, its
-    rows: the state after step k + 1 in row k, read-only): a law whose first k keys a kept law shares takes that law's
-    rows up to step k (equal keys are equal maps, so the same products give the same states bit for bit) and runs
-    only its remaining steps. The least recently used (noise sd, start, grid) is dropped first while all rows exceed
-    _STATES_BYTES."""
+    """The states after each step of keyed laws by (noise sd, start, grid): there, each law as (its keys as integers,
+    equal where the keys are equal; its rows, the state after step k + 1 in row k, read-only). A law whose first k
+    keys a kept law shares takes that law's rows up to step k (equal keys are equal maps, so the same products give
+    the same states bit for bit) and runs only its remaining steps. The least recently used (noise sd, start, grid),
+    with its key numbering, is dropped first while all rows exceed _STATES_BYTES."""
 
     def __init__(self) -> None:
-        self.ids: dict[Hashable, int] = {}
-        self.laws: OrderedDict[tuple, list[tuple[np.ndarray, np.ndarray]]] = OrderedDict()
+        self.laws: OrderedDict[tuple, tuple[dict[Hashable, int], list[tuple[np.ndarray, np.ndarray]]]] = OrderedDict()
         self.bytes = 0
 
-    def ids_of(self, keys: Sequence[Hashable]) -> np.ndarray:
-        """The keys as integers, equal where the keys are equal."""
-        return np.array([self.ids.setdefault(k, len(self.ids)) for k in keys], dtype=np.int64)
-
-    def prefix(self, where: tuple, ids: np.ndarray) -> tuple[int, np.ndarray | None]:
-        """The longest prefix of `ids` that a kept law at `where` has run, and that law's rows (None if none)."""
+    def prefix(self, where: tuple, keys: Sequence[Hashable]) -> tuple[np.ndarray, int, np.ndarray | None]:
+        """`keys` as integers at `where`, the longest prefix of them that a kept law there has run, and that law's
+        rows (None if none)."""
+        numbers, laws = self.laws.setdefault(where, ({}, []))
+        self.laws.move_to_end(where)
+        ids = np.array([numbers.setdefault(k, len(numbers)) for k in keys], dtype=np.int64)
         best, done = None, 0
-        for kept, rows in self.laws.get(where, ()):
+        for kept, rows in laws:
             m = min(len(kept), len(ids))
             differ = np.flatnonzero(kept[:m] != ids[:m])
             common = int(differ[0]) if differ.size else m
             if common > done:
                 best, done = rows, common
-        if done:
-            self.laws.move_to_end(where)
-        return done, best
+        return ids, done, best
 
     def keep(self, where: tuple, ids: np.ndarray, rows: np.ndarray) -> None:
+        """Keep a law's rows at `where` (the most recently used, from `prefix`) if they fit."""
+        laws = self.laws[where][1]
         if rows.nbytes > _STATES_BYTES:
+            if not laws:
+                del self.laws[where]
             return
         rows.flags.writeable = False
-        self.laws.setdefault(where, []).append((ids, rows))
-        self.laws.move_to_end(where)
+        laws.append((ids, rows))
         self.bytes += rows.nbytes
         while self.bytes > _STATES_BYTES:
-            _, dropped = self.laws.popitem(last=False)
+            _, (_, dropped) = self.laws.popitem(last=False)
             self.bytes -= sum(r.nbytes for _, r in dropped)
 
 
@@ -407,8 +407,7 @@ def _law(proc: Process, grid: _Grid) -> np.ndarray:
             state = transfer(k) @ state
         return state
     where = (proc.noise_sd, proc.start_mean, proc.start_sd, grid)
-    ids = _KEPT_STATES.ids_of(proc.keys)
-    done, kept = _KEPT_STATES.prefix(where, ids)
+    ids, done, kept = _KEPT_STATES.prefix(where, proc.keys)
     if done == len(proc.drifts):
         return kept[done - 1]
     rows = np.empty((len(proc.drifts), grid.n + (0 if grid.R is None else 2)))
