@@ -56,8 +56,8 @@ def test_kept_states_stay_within_their_byte_cap(monkeypatch):
         for n in (3, 6, 9, 80, 40):  # 80 steps: 33 kB, over the cap; 40 steps: the oldest go
             grid1d._law(_process([(1.0, 0.0)] * n, 1.0, start_sd), grid)
             kept = grid1d._KEPT_STATES
-            assert kept.bytes == sum(r.nbytes for _, laws in kept.laws.values() for _, r in laws) <= 30_000
-    assert all(len(r) < 80 for _, laws in grid1d._KEPT_STATES.laws.values() for _, r in laws)
+            assert kept.bytes == sum(r.nbytes for at in kept.laws.values() for r in at.rows) <= 30_000
+    assert all(len(r) < 80 for at in grid1d._KEPT_STATES.laws.values() for r in at.rows)
 
 
 def test_shared_kernels_stay_within_their_entry_cap(monkeypatch):

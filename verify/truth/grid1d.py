@@ -328,45 +328,57 @@ def _shared_kernel(grid: _Grid, T: Drift, key: Hashable, s: float) -> sparse.csc
 _STATES_BYTES = 64 << 20  # keyed laws' states after every step, kept for their prefixes
 
 
+@dataclass
+class _LawsAt:
+    """The kept laws at one (noise sd, start, grid): its numbering of keys, each law's rows (the state after step
+    k + 1 in row k, read-only) and its keys as numbers in a matrix, one law per row, padded with -1."""
+
+    numbers: dict[Hashable, int]
+    rows: list[np.ndarray]
+    ids: np.ndarray
+
+
 class _KeptStates:
-    """The states after each step of keyed laws by (noise sd, start, grid): there, each law as (its keys as integers,
-    equal where the keys are equal; its rows, the state after step k + 1 in row k, read-only). A law whose first k
-    keys a kept law shares takes that law's rows up to step k (equal keys are equal maps, so the same products give
-    the same states bit for bit) and runs only its remaining steps. The least recently used (noise sd, start, grid),
-    with its key numbering, is dropped first while all rows exceed _STATES_BYTES."""
+    """The states after each step of keyed laws by (noise sd, start, grid) (`_LawsAt`). A law whose first k keys a
+    kept law shares takes that law's rows up to step k (equal keys are equal maps, so the same products give the same
+    states bit for bit) and runs only its remaining steps. The least recently used (noise sd, start, grid), with its
+    key numbering, is dropped first while all rows exceed _STATES_BYTES."""
 
     def __init__(self) -> None:
-        self.laws: OrderedDict[tuple, tuple[dict[Hashable, int], list[tuple[np.ndarray, np.ndarray]]]] = OrderedDict()
+        self.laws: OrderedDict[tuple, _LawsAt] = OrderedDict()
         self.bytes = 0
 
     def prefix(self, where: tuple, keys: Sequence[Hashable]) -> tuple[np.ndarray, int, np.ndarray | None]:
-        """`keys` as integers at `where`, the longest prefix of them that a kept law there has run, and that law's
-        rows (None if none)."""
-        numbers, laws = self.laws.setdefault(where, ({}, []))
+        """`keys` as numbers at `where`, the longest prefix of them that a kept law there has run, and that law's
+        rows (None if none): one comparison with all kept laws' numbers."""
+        at = self.laws.setdefault(where, _LawsAt({}, [], np.empty((0, 0), dtype=np.int64)))
         self.laws.move_to_end(where)
-        ids = np.array([numbers.setdefault(k, len(numbers)) for k in keys], dtype=np.int64)
-        best, done = None, 0
-        for kept, rows in laws:
-            m = min(len(kept), len(ids))
-            differ = np.flatnonzero(kept[:m] != ids[:m])
-            common = int(differ[0]) if differ.size else m
-            if common > done:
-                best, done = rows, common
-        return ids, done, best
+        ids = np.array([at.numbers.setdefault(k, len(at.numbers)) for k in keys], dtype=np.int64)
+        if not at.rows:
+            return ids, 0, None
+        m = min(at.ids.shape[1], len(ids))
+        same = at.ids[:, :m] == ids[:m]  # padding (-1) never equals a number
+        common = np.where(same.all(axis=1), m, same.argmin(axis=1))
+        best = int(common.argmax())
+        return ids, int(common[best]), at.rows[best]
 
     def keep(self, where: tuple, ids: np.ndarray, rows: np.ndarray) -> None:
         """Keep a law's rows at `where` (the most recently used, from `prefix`) if they fit."""
-        laws = self.laws[where][1]
+        at = self.laws[where]
         if rows.nbytes > _STATES_BYTES:
-            if not laws:
+            if not at.rows:
                 del self.laws[where]
             return
         rows.flags.writeable = False
-        laws.append((ids, rows))
+        grown = np.full((len(at.rows) + 1, max(at.ids.shape[1], len(ids))), -1, dtype=np.int64)
+        grown[:-1, :at.ids.shape[1]] = at.ids
+        grown[-1, :len(ids)] = ids
+        at.rows.append(rows)
+        at.ids = grown
         self.bytes += rows.nbytes
         while self.bytes > _STATES_BYTES:
-            _, (_, dropped) = self.laws.popitem(last=False)
-            self.bytes -= sum(r.nbytes for _, r in dropped)
+            _, dropped = self.laws.popitem(last=False)
+            self.bytes -= sum(r.nbytes for r in dropped.rows)
 
 
 _KEPT_STATES = _KeptStates()
