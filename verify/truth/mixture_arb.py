@@ -62,11 +62,13 @@ def _log_density(terms: list[tuple[Any, Any, Any]], z: Any, analytic: bool) -> A
 
 def _real_density(terms: list[tuple[Any, Any, Any]], x: Any) -> Any:
     """sum_i w_i N(x; m_i, s_i^2) for a real ball x, from `_density_terms`: the Arb operations that `_log_density`'s
-    acb ones reduce to on a real ball (acb_mul(u, v) of real balls is arb_mul(v, u); a negated factor is exact), so
-    the ball is bit for bit the real part of `_log_density`'s sum, at half the cost."""
+    acb ones reduce to on a real ball (acb_mul(u, v) of real balls is arb_mul(v, u), an acb square arb_mul(d, d); not
+    arb's `d ** 2`, NaN on a ball around 0), so the ball is bit for bit the real part of `_log_density`'s sum, at
+    half the cost."""
     total = arb(0)
     for coef, m, neg_inv_two_var in terms:
-        total += (neg_inv_two_var * (x - m) ** 2).exp() * coef
+        d = x - m
+        total += (neg_inv_two_var * (d * d)).exp() * coef
     return total
 
 
@@ -108,11 +110,12 @@ def enclose_renyi_mixture(p: Mixture, q: Mixture, alpha: float, prec: int, centr
         def integrand(z: Any, analytic: bool) -> Any:
             if time.monotonic() >= end:  # a deadline passed: make acb give up quickly (checked again after the call)
                 return acb(arb.nan())
-            if not analytic and z.imag.is_zero():  # a quadrature node: the same balls in real arithmetic
+            if not analytic and z.imag.is_zero():  # a real ball: the same balls in real arithmetic
                 x = z.real
                 dens_p, dens_q = _real_density(terms_p, x), _real_density(terms_q, x)
                 if dens_p > 0 and dens_q > 0:  # acb_log of a positive real ball is arb_log
                     return acb((dens_p.log() * a + dens_q.log() * b).exp())
+                return (a * acb(dens_p).log(analytic=False) + b * acb(dens_q).log(analytic=False)).exp()
             return (a * _log_density(terms_p, z, analytic) + b * _log_density(terms_q, z, analytic)).exp()
 
         width = max(max(p[2]), max(q[2]))
