@@ -16,16 +16,18 @@ can enclose itself rigorously (`verify.truth.mixture_arb`), which the checker do
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from flint import ctx
+from flint import arb, ctx
 
 from verify.errors import check_renyi_order
 from verify.limits import require_memory
+from verify.memo import remembered
 from verify.results import Method, Truth
 from verify.truth.excess import log_excess
 from verify.truth.mixture_arb import (
@@ -96,6 +98,14 @@ def _components(weights, means, sds):
     w, m, s = (np.asarray(v, float) for v in (weights, means, sds))
     keep = w > 0
     return w[keep], m[keep], s[keep]
+
+
+def _ball_key(w: Any) -> Hashable:
+    """An exact, hashable key of a weight: an Arb ball's midpoint and radius as (mantissa, exponent) integers, a
+    number itself."""
+    if isinstance(w, arb):
+        return tuple(int(v) for end in (w.mid(), w.rad()) for v in end.man_exp())
+    return w
 
 
 def _is_zero(w: Any) -> bool:
@@ -281,25 +291,30 @@ def renyi_mixture_to_gaussians(weights: Sequence[float], means: Sequence[float],
     lo, hi = float(min(ends) - 40 * s), float(max(ends) + 40 * s)
     rounded = exact_weights is not None
 
-    exact_at: dict[int, tuple] = {}  # precision -> P's exact components, shared by the targets' enclosers
+    exact_at: dict[int, tuple] = {}  # precision -> (P's exact components, their key), shared by the targets
 
     def exact_components(prec: int) -> tuple:
         if prec not in exact_at:
             with ctx.workprec(prec):
                 exact = exact_weights() if exact_weights is not None else list(weights)
-            exact_at[prec] = _exact_components(exact, means, [float(s)] * len(means))
+            p = _exact_components(exact, means, [float(s)] * len(means))
+            exact_at[prec] = p, (tuple(_ball_key(w) for w in p[0]), tuple(p[1]), float(s), prec)
         return exact_at[prec]
 
     def encloser(target: float):
+        @functools.cache  # the entries that share this truth re-check it at the same precisions: once each
         def enclose(prec: int):
-            p = exact_components(prec)
+            p, key = exact_components(prec)
             if float(alpha).is_integer():
-                try:
-                    return enclose_renyi_mixture_gaussian(p[0], p[1], float(s), float(target), int(alpha), prec)
+                args = (p[0], p[1], float(s), float(target), int(alpha), prec)
+                try:  # closed forms of (P, t, alpha): grid points that share P and a target share them (run memo)
+                    return remembered(("mixture_to_gaussian", key, float(target), int(alpha)),
+                                      lambda: enclose_renyi_mixture_gaussian(*args))
                 except NotEnclosable:  # too many compositions: at the re-check's first precision the proven
                     if prec <= BRACKET_PREC:  # bracket (milliseconds, decides a clear exceedance), beyond it the
-                        return bracket_renyi_mixture_gaussian(p[0], p[1], float(s), float(target), int(alpha),
-                                                              prec)  # quadrature below (tens of seconds)
+                        return remembered(("mixture_to_gaussian_bracket", key, float(target), int(alpha)),
+                                          lambda: bracket_renyi_mixture_gaussian(*args))
+            # the quadrature (tens of seconds)
             return enclose_renyi_mixture(p, ([1], [float(target)], [float(s)]), alpha, prec, (lo, hi))
         return enclose
 
