@@ -83,9 +83,11 @@ def _tail(p: Mixture, q: Mixture, alpha: Any, edge: float, right: bool) -> Any:
     c_q = v / (tau * (2 * arb.pi()).sqrt())
     a, b = alpha / (2 * big_s**2), (alpha - 1) / (2 * tau**2)
     k = a - b
-    # exponent -a (z - M)^2 + b (z - mu)^2 = -k (z - c)^2 + const
-    c = (a * extreme - b * mu) / k
-    const = (a * extreme - b * mu) ** 2 / k - a * arb(extreme) ** 2 + b * mu**2
+    # exponent -a (z - M)^2 + b (z - mu)^2 = -k (z - c)^2 + const (the square a product: arb's x ** 2 is NaN on a
+    # ball whose midpoint is 0)
+    gap = a * extreme - b * mu
+    c = gap / k
+    const = gap * gap / k - a * arb(extreme) ** 2 + b * mu**2
     dist = (arb(edge) - c) if right else (c - arb(edge))
     scale = c_p**alpha * c_q ** (1 - alpha) * const.exp() * (arb.pi() / k).sqrt() / 2
     return scale * (k.sqrt() * dist).erfc()
@@ -169,7 +171,9 @@ def _compositions_integral(merged: dict[float, Any], s: float, target: float, al
     The multisets are walked as counts n_0, n_1, ... chosen component by component, each partial product
     prod_(j < i) scaled_j^(n_j)/n_j! and partial sum sum_(j < i) n_j nu_j shared by every multiset that extends it
     (a leaf costs one product and one exp, not alpha of each); a multiset is a leaf as soon as its last pick is made,
-    not walked through the components after it; alpha! multiplies the total once."""
+    not walked through the components after it; alpha! multiplies the total once. The children of a node whose
+    next component is the last are leaves, summed in place in the order the walk pops them (the same operations on
+    the same balls, in the same order); squares are products (arb's x ** 2 is NaN on a ball whose midpoint is 0)."""
     k = len(merged)
     if k == 0:
         return arb(0)
@@ -178,15 +182,20 @@ def _compositions_integral(merged: dict[float, Any], s: float, target: float, al
     scaled = [wi * (-(v * v) / two_s2).exp() for wi, v in zip(merged.values(), nu, strict=True)]
     powers = [[x ** n / math.factorial(n) for n in range(alpha + 1)] for x in scaled]  # scaled_i^n / n!
     shifts = [[n * v for n in range(alpha + 1)] for v in nu]  # n nu_i
+    final_powers, final_shifts = powers[-1], shifts[-1]
     total = arb(0)
     stack = [(0, alpha, arb(1), arb(0))]  # (next component, picks left, partial product, partial sum)
     while stack:
         i, left, term, first = stack.pop()
         last = first + shifts[i][left]  # component i takes every pick left: a leaf
-        total += term * powers[i][left] * (last**2 / two_s2).exp()
-        if i < k - 1:
+        total += term * powers[i][left] * (last * last / two_s2).exp()
+        if i < k - 2:
             for n in range(left):  # or n of them, the later components the rest (at least one)
                 stack.append((i + 1, left - n, term * powers[i][n], first + shifts[i][n]))
+        elif i == k - 2:  # the rest to the last component: leaves, popped from n = left - 1 down
+            for n in range(left - 1, -1, -1):
+                last = first + shifts[i][n] + final_shifts[left - n]
+                total += term * powers[i][n] * final_powers[left - n] * (last * last / two_s2).exp()
     return total * math.factorial(alpha)
 
 
