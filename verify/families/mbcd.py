@@ -107,6 +107,13 @@ def block_pair(eta, mu, beta, kappa_h, S, b, m, steps, o, o_last, o_rate, wd, j0
     factor s), so the batch gradient moves by S / b when the step's batch is j0. Coordinate 1 evolves independently
     of coordinate 2 with the same law on D and D', so it adds nothing to R_alpha of the released block: the pair is
     the data coordinate alone."""
+    return block_pairs(eta, mu, beta, kappa_h, S, b, m, steps, o, o_last, o_rate, wd, [j0])[0]
+
+
+def block_pairs(eta, mu, beta, kappa_h, S, b, m, steps, o, o_last, o_rate, wd, j0s) -> list[LinearGaussianPair]:
+    """`block_pair` for each record batch j0 in `j0s`, one step object per (step in the record's batch, epoch, last
+    batch) shared by every j0 (the same values as built one pair at a time; shared objects also make the chains'
+    equality check in verify.truth.linear_gaussian an identity check)."""
     m = int(m)
     _affordable(int(steps))
     with mpmath.workdps(_DPS):
@@ -114,21 +121,32 @@ def block_pair(eta, mu, beta, kappa_h, S, b, m, steps, o, o_last, o_rate, wd, j0
         a = _contraction(eta, kappa_h, beta, mu)
         shift = eta_ * mpmath.mpf(S) / int(b)
         tau = 1 / (1 + eta_ * mpmath.mpf(wd))
-        chain, made = [], {}  # a step depends on t only through (record's batch, epoch, last batch): built once
-        for t in range(int(steps)):
-            k, j = divmod(t, m)
-            key = (j == int(j0), k, j == m - 1)
-            if key not in made:
-                v = 2 * eta_ * noise_at(o, o_last, o_rate, m, t)
-                step = AffineStep.make([[a]], [shift if key[0] else 0], [[v]], [0])
-                made[key] = step.then([[tau]]) if wd > 0 else step
-            chain.append(made[key])
-    return LinearGaussianPair.make(chain)
+        # a step depends on t only through (record's batch, epoch, last batch): built once
+        made: dict[tuple[bool, int, bool], AffineStep] = {}
+        chains = []
+        for j0 in j0s:
+            chain = []
+            for t in range(int(steps)):
+                k, j = divmod(t, m)
+                key = (j == int(j0), k, j == m - 1)
+                if key not in made:
+                    v = 2 * eta_ * noise_at(o, o_last, o_rate, m, t)
+                    step = AffineStep.make([[a]], [shift if key[0] else 0], [[v]], [0])
+                    made[key] = step.then([[tau]]) if wd > 0 else step
+                chain.append(made[key])
+            chains.append(chain)
+    return [LinearGaussianPair.make(chain) for chain in chains]
 
 
 def coupled_pair(eta, lam, mu_c, S, b, m, K, o, j0) -> LinearGaussianPair:
     """Two released scalar blocks u, v with l(u, v; x) = (lam/2)(u - x)^2 + (mu_c/2)(v - u)^2 (the inventory's
     instance D1), Gauss-Seidel: a noisy u-step on the batch, then a noisy v-step that sees the new u; K epochs."""
+    return coupled_pairs(eta, lam, mu_c, S, b, m, K, o, [j0])[0]
+
+
+def coupled_pairs(eta, lam, mu_c, S, b, m, K, o, j0s) -> list[LinearGaussianPair]:
+    """`coupled_pair` for each record batch j0 in `j0s`, the three step objects shared by every j0 (as in
+    `block_pairs`)."""
     m = int(m)
     _affordable(2 * int(K) * m)
     with mpmath.workdps(_DPS):
@@ -140,10 +158,13 @@ def coupled_pair(eta, lam, mu_c, S, b, m, K, o, j0) -> LinearGaussianPair:
         v_step = AffineStep.make(v_map, [0, 0], [[0, 0], [0, v]])
         u_steps = {record: AffineStep.make(u_map, [shift if record else 0, 0], [[v, 0], [0, 0]], [0, 0])
                    for record in (False, True)}
-        chain = []
-        for t in range(int(K) * m):
-            chain.extend((u_steps[t % m == int(j0)], v_step))
-    return LinearGaussianPair.make(chain)
+        chains = []
+        for j0 in j0s:
+            chain = []
+            for t in range(int(K) * m):
+                chain.extend((u_steps[t % m == int(j0)], v_step))
+            chains.append(chain)
+    return [LinearGaussianPair.make(chain) for chain in chains]
 
 
 def _block_variances(eta, mu, beta, kappa_h, m, steps, o, o_last, o_rate, wd):
@@ -192,7 +213,7 @@ def _block_renyi(alpha, eta, mu, beta, kappa_h, S, b, m, steps, o, o_last, o_rat
 def _shuffled_renyi(alpha, eta, mu, beta, kappa_h, S, b, m, K, o, o_last, o_rate, wd) -> Truth:
     m = int(m)
     _affordable(int(K) * m, m)
-    pairs = [block_pair(eta, mu, beta, kappa_h, S, b, m, int(K) * m, o, o_last, o_rate, wd, j) for j in range(m)]
+    pairs = block_pairs(eta, mu, beta, kappa_h, S, b, m, int(K) * m, o, o_last, o_rate, wd, range(m))
     return assignment_mixture_truth(pairs, alpha, what="DP-MBCD block, shuffled once (j0 uniform)")
 
 
@@ -205,7 +226,7 @@ def _coupled_renyi(alpha, eta, lam, mu_c, S, b, m, K, o, j0) -> Truth:
 def _coupled_shuffled_renyi(alpha, eta, lam, mu_c, S, b, m, K, o) -> Truth:
     m = int(m)
     _affordable(2 * int(K) * m, m)
-    pairs = [coupled_pair(eta, lam, mu_c, S, b, m, K, o, j) for j in range(m)]
+    pairs = coupled_pairs(eta, lam, mu_c, S, b, m, K, o, range(m))
     return assignment_mixture_truth(pairs, alpha, what="DP-MBCD, two coupled released blocks, shuffled once")
 
 
