@@ -171,6 +171,16 @@ def log_excess_terms(ell: np.ndarray, alpha: float, ell_err: np.ndarray) -> tupl
     return log_f, np.logaddexp(log_size, log_slope)
 
 
+def _rule_terms(log_p: np.ndarray, log_q: np.ndarray, log_w: np.ndarray, alpha: float, slack: np.ndarray | float,
+                full: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """(log of a rule's terms Q f(log P/Q) w, log of their rounding scales): the scales (`log_excess_terms`) only for
+    the full-order rule, the one whose rounding `_truth` bounds; the half-order rule's are never read (None)."""
+    if not full:
+        return log_q + log_excess(log_p - log_q, alpha)[0] + log_w, None
+    log_f, log_size = log_excess_terms(log_p - log_q, alpha, 8 * (np.abs(log_p) + np.abs(log_q) + 1) + slack)
+    return log_q + log_f + log_w, log_q + log_size + log_w
+
+
 def renyi_mixture_quad(weights_p: Sequence[float], means_p: Sequence[float], sds_p: Sequence[float],
                        weights_q: Sequence[float], means_q: Sequence[float], sds_q: Sequence[float],
                        alpha: float, *, exact_weights: Callable[[], tuple[Sequence[Any], Sequence[Any]]] | None = None
@@ -234,11 +244,9 @@ def _renyi_quad(p_mix: tuple, q_mix: tuple, alpha: float, exact_weights, both: b
                 out.append((_infinite(encloser(reverse)), True))
                 continue
             logs = []
-            for log_p, log_q, log_w, slack in rules:
+            for full, (log_p, log_q, log_w, slack) in zip((True, False), rules, strict=True):
                 log_p, log_q = (log_q, log_p) if reverse else (log_p, log_q)
-                log_f, log_size = log_excess_terms(log_p - log_q, alpha,
-                                                   8 * (np.abs(log_p) + np.abs(log_q) + 1) + slack)
-                logs.append((log_q + log_f + log_w, log_q + log_size + log_w))
+                logs.append(_rule_terms(log_p, log_q, log_w, alpha, slack, full))
             first, second = (lost_q, lost_p) if reverse else (lost_p, lost_q)
             truth, settled = _truth(logs, alpha, lo, hi, panels, encloser(reverse))
             out.append((_open_ended(truth, first, second), settled))
@@ -329,14 +337,12 @@ def renyi_mixture_to_gaussians(weights: Sequence[float], means: Sequence[float],
         for start in range(0, chosen.size, _TARGET_BLOCK):
             block = t[chosen[start:start + _TARGET_BLOCK]]
             per_rule = []
-            for x, log_p, log_w, slack in rules:
+            for full, (x, log_p, log_w, slack) in zip((True, False), rules, strict=True):
                 log_q = -0.5 * ((x[None, :] - block[:, None]) / s) ** 2 - math.log(s) - 0.5 * math.log(2 * math.pi)
-                log_f, log_size = log_excess_terms(log_p[None, :] - log_q, alpha,
-                                                   8 * (np.abs(log_p)[None, :] + np.abs(log_q) + 1) + slack)
-                per_rule.append((log_q + log_f + log_w, log_q + log_size + log_w))
+                per_rule.append(_rule_terms(log_p[None, :], log_q, log_w, alpha, slack, full))
             for j, target in enumerate(block):
-                truth, settled = _truth([(f[j], z[j]) for f, z in per_rule], alpha, lo, hi, panels,
-                                        encloser(target))
+                truth, settled = _truth([(f[j], None if z is None else z[j]) for f, z in per_rule], alpha, lo, hi,
+                                        panels, encloser(target))
                 out.append((_open_ended(truth, lost, False), settled))
         return out
 
