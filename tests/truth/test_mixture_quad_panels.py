@@ -97,3 +97,32 @@ def test_the_coarse_panels_are_kept_where_settled():
         fine = mq.renyi_mixture_quad([0.3, 0.7], [-1.0, 2.0], [0.5, 0.5], [1.0], [0.3], [0.5], 2.5)
     assert _panels(truth) * 4 <= _panels(fine) + 4
     assert truth.lower <= fine.value <= truth.upper
+
+
+@settings(max_examples=20, deadline=None, database=None)
+@given(log_shift=st.floats(-40, -17.5), alpha=st.sampled_from([1.5, 2.0, 5.0]), sd=st.floats(0.5, 4.0),
+       to_gaussians=st.booleans())
+def test_laws_closer_than_the_floats_resolve_are_not_an_exact_zero(log_shift, alpha, sd, to_gaussians):
+    """Two Gaussians a shift t below the floats' resolution apart have R_alpha = alpha t^2 / (2 sd^2) > 0 (the closed
+    form is the reference), though log P - log Q is 0 at every node in floats: the float truth was [0, 0], so any
+    positive upper bound below the truth HELD without a re-check. Its interval must hold the closed form, the float
+    filter must not decide a bound under it (the Arb re-check holds the closed form: it decides or says it cannot)."""
+    from verify.checker import decide
+    from verify.model import Direction
+    from verify.results import Verdict
+
+    t = 10.0**log_shift * sd
+    if to_gaussians:
+        truth = mq.renyi_mixture_to_gaussians([1.0], [0.0], sd, [t], alpha)[0]
+    else:
+        truth = mq.renyi_mixture_quad([1.0], [0.0], [sd], [1.0], [t], [sd], alpha)
+    exact = alpha * t * t / (2 * sd * sd)
+    assert truth.lower <= exact <= truth.upper
+    assert decide(Direction.UPPER, exact / 2, truth) is not Verdict.HOLDS
+    ball = truth.enclose(64)
+    assert ball.lower.lower() <= exact <= ball.upper.upper()  # what the re-check decides from (undecided: honest)
+
+
+def test_identical_laws_stay_an_exact_zero():
+    truth = mq.renyi_mixture_quad([1.0], [0.5], [2.0], [1.0], [0.5], [2.0], 2.0)
+    assert (truth.value, truth.lower, truth.upper) == (0.0, 0.0, 0.0)

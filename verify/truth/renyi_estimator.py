@@ -23,8 +23,8 @@ from types import ModuleType
 from typing import Any, Protocol
 
 import numpy as np
-from scipy.special import stdtrit
 from array_api_compat import array_namespace
+from scipy.special import stdtrit
 
 from verify.backend import ArrayRandom, get_namespace, log_sum_exp
 from verify.errors import ParameterError, check_renyi_order
