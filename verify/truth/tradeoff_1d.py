@@ -30,7 +30,10 @@ try:
 except ImportError:  # pragma: no cover - python-flint is a runtime dependency
     arb = ctx = None
 
-_OFFSETS = (1e-7, 1e-5, 1e-3, 0.03, 0.3, 1.5, 4.0)  # log-gamma offsets of the enclosure points from the maximiser
+# log-gamma offsets of the enclosure points from the maximiser, a decade apart near it: a chord through two points
+# extended over the next segment multiplies their brackets' widths by the ratio of the spacings (1e-5/1e-7 made a
+# 1.2e-12 probe width a 1.2e-10 bracket at type-I error 1 - 1.2e-5, mu = 0.0625)
+_OFFSETS = (1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 0.03, 0.3, 1.5, 4.0)
 _LADDER_STEPS = 8  # then points at 8, 16, ... past it (below 1/x): chords steep enough to beat the brackets' widths
 _LOWEST_EPS = -700.0  # below this, g <= e^eps (1 - x) is beneath every float: the maximiser search stops
 _H_TOL = 1e-12  # relative width asked of each hockey-stick bracket (enclose_delta)
