@@ -24,6 +24,7 @@ from verify.model import (
     Quantity,
     Theorem,
     as_number,
+    breaks_facts,
     check_declared_domain,
     declared_facts,
     evaluate,
@@ -213,11 +214,8 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
         if math.isnan(v):
             raise ParameterError(f"{theorem.id}: parameter {k} is NaN")
         values[k] = v
-    facts = plan.facts
     for k, v in values.items():
-        positive, nonnegative, integer = facts[k]
-        if (not math.isfinite(v) or (positive and not v > 0) or (nonnegative and not v >= 0)
-                or (integer and not v.is_integer())):
+        if not math.isfinite(v) or breaks_facts(plan.facts[k], v):
             check_declared_domain(theorem.id, plan.declared[k], v)  # raises, naming the fact
     for name, expr in app.defaults.items():
         if name not in values:
@@ -251,12 +249,7 @@ def resolve(theorem: Theorem, app: Application, params: Mapping[str, float]) -> 
             values[name] = _real(_derived(target, values, name, theorem), name, theorem)
             if name in plan.family_names:
                 _family_float(theorem, fam, name, target, values)
-    for s in theorem.symbols:  # the given values' domains were checked above
-        if s.name in values and s.name not in params:
-            check_declared_domain(theorem.id, s, values[s.name])
-    for a in theorem.assumptions:
-        if a.name not in settled:
-            a.check(theorem.id, values)
+    theorem.check_assumptions(values, settled, domains_checked=params.keys())  # the given values' domains: above
     return family_params, values, from_family
 
 

@@ -8,7 +8,7 @@ direction, a source and, per family it applies to, the verdict we expect on a de
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import cache, cached_property, lru_cache
@@ -269,9 +269,15 @@ def check_declared_domain(owner: str, symbol: sp.Symbol, value: float) -> None:
     """
     if not math.isfinite(value):
         raise ParameterError(f"{owner}: parameter {symbol.name} must be a finite number, got {value}")
-    positive, nonnegative, integer = declared_facts(symbol)
-    if (positive and not value > 0) or (nonnegative and not value >= 0) or (integer and not float(value).is_integer()):
+    if breaks_facts(declared_facts(symbol), value):
         raise AssumptionError(owner, f"domain of {symbol.name}", _domain_failure(symbol, value), {symbol.name: value})
+
+
+def breaks_facts(facts: tuple[bool, bool, bool], value: float) -> bool:
+    """True if a finite `value` breaks one of the declared `facts` (positive, nonnegative, integer)."""
+    positive, nonnegative, integer = facts
+    return bool((positive and not value > 0) or (nonnegative and not value >= 0)
+                or (integer and not float(value).is_integer()))
 
 
 def _domain_failure(symbol: sp.Symbol, value: float) -> str:
@@ -399,10 +405,9 @@ class Family:
         return frozenset(p.name for p in self.parameters)
 
     @cached_property
-    def _needed(self) -> dict[Quantity, tuple[tuple[Parameter, str, Assumption], ...]]:
-        """Per quantity, the parameters it needs, in order, with their names and domains (`validate`'s loop)."""
-        return {q: tuple((p, p.name, self._domains[p.name]) for p in self.parameters if p.needed_for(q))
-                for q in Quantity}
+    def _needed(self) -> dict[Quantity, tuple[tuple[Parameter, Assumption], ...]]:
+        """Per quantity, the parameters it needs, in order, with their domains (`validate`'s loop)."""
+        return {q: tuple((p, self._domains[p.name]) for p in self.parameters if p.needed_for(q)) for q in Quantity}
 
     @cached_property
     def _names(self) -> dict[Quantity, tuple[str, ...]]:
@@ -420,7 +425,8 @@ class Family:
                                  f"its parameters are {', '.join(p.name for p in self.parameters)}")
         out: dict[str, float] = {}
         owner = f"family {self.name}"
-        for p, name, domain in self._needed[quantity]:
+        for p, domain in self._needed[quantity]:
+            name = p.name
             if name not in params:
                 raise ParameterError(f"family {self.name}: missing parameter {name} ({p.description})")
             value = params[name]
@@ -645,11 +651,13 @@ class Theorem:
             out |= a.condition.free_symbols
         return frozenset(out)
 
-    def check_assumptions(self, values: Mapping[str, float], skip: frozenset[str] = frozenset()) -> None:
+    def check_assumptions(self, values: Mapping[str, float], skip: frozenset[str] = frozenset(),
+                          domains_checked: Collection[str] = ()) -> None:
         """Raise AssumptionError for the first declared domain or assumption that fails at `values` (the
-        assumptions named in `skip` are already known to hold there)."""
+        assumptions named in `skip` are already known to hold there, and so are the declared domains of the
+        symbols named in `domains_checked`)."""
         for s in self.symbols:
-            if s.name in values:
+            if s.name in values and s.name not in domains_checked:
                 check_declared_domain(self.id, s, values[s.name])
         for a in self.assumptions:
             if a.name not in skip:

@@ -23,6 +23,7 @@ import math
 import numpy as np
 from scipy.special import ndtr
 
+from verify.backend import log_sum_exp
 from verify.errors import ParameterError
 from verify.results import Method, Truth
 from verify.truth.mixture import Mixture1D
@@ -142,15 +143,6 @@ class _Pair:
 @functools.lru_cache(maxsize=16)
 def _pair(p: Mixture1D, q: Mixture1D) -> _Pair:
     return _Pair(p, q)
-
-
-def _log_sum_exp(x: np.ndarray, axis: int) -> np.ndarray:
-    """verify.backend.log_sum_exp(x, axis) in numpy, the same float operations bit for bit without its Python-level
-    wrappers. Call under np.errstate(divide="ignore"): log 0 where every term is -inf."""
-    top = np.maximum.reduce(x, axis=axis, keepdims=True)
-    top = np.where(np.isfinite(top), top, 0.0)
-    shifted = x - top
-    return top.squeeze(axis) + np.log(np.add.reduce(np.exp(shifted, out=shifted), axis=axis))
 
 
 def _refine(pair: _Pair, eps: float, lo: np.ndarray, hi: np.ndarray, v_lo: np.ndarray,
@@ -312,12 +304,9 @@ class _LogDensityEnds:
 
 
 def _log_sum_exp_rows(x: np.ndarray) -> np.ndarray:
-    """log_sum_exp(x, axis=1) (verify.backend's, bit for bit); with one column that is the column itself (its shifted
-    sum of one term is exp(0) = 1, or NaN where the term is NaN), without its array operations."""
-    if x.shape[1] == 1:
-        return x[:, 0]
-    with np.errstate(divide="ignore"):
-        return _log_sum_exp(x, 1)
+    """log_sum_exp(x, axis=1); with one column that is the column itself, bit for bit (log_sum_exp's shifted sum of
+    one term is exp(0) = 1, or NaN where the term is NaN), without its array operations."""
+    return x[:, 0] if x.shape[1] == 1 else log_sum_exp(x, axis=1)
 
 
 def _unproven_cost(p: Mixture1D, q: Mixture1D, eps: float, pieces: np.ndarray, tol: float) -> float:

@@ -342,9 +342,9 @@ def renyi_mixture_to_gaussians(weights: Sequence[float], means: Sequence[float],
                 log_q = -0.5 * ((x[None, :] - block[:, None]) / s) ** 2 - math.log(s) - 0.5 * math.log(2 * math.pi)
                 per_rule.append(_rule_terms(log_p[None, :], log_q, log_w, alpha, slack, full))
             for j, target in enumerate(block):
-                single = not rounded and wp.size == 1 and wp[0] == 1 and mp[0] == target  # P is N(t, s^2) itself
+                same = not rounded and _same_components((wp, mp, sds), (np.ones(1), np.array([target]), sds[:1]))
                 truth, settled = _truth([(f[j], None if z is None else z[j]) for f, z in per_rule], alpha, lo, hi,
-                                        panels, encloser(target), single)
+                                        panels, encloser(target), same)
                 out.append((_open_ended(truth, lost, False), settled))
         return out
 
