@@ -76,18 +76,7 @@ def test_a_ratio_row_sits_under_every_sweep():
 
 
 def _svg(panels: list[dict]) -> bytes:
-    import io
-
-    from verify.reporting.plots import SVG_META
-
-    with plt.rc_context(RC):
-        fig = sweep_figure(panels, "test", "y")
-        try:
-            out = io.BytesIO()
-            fig.savefig(out, format="svg", metadata=SVG_META)
-            return out.getvalue()
-        finally:
-            plt.close(fig)
+    return _drawn(panels)[0]
 
 
 @settings(max_examples=8, deadline=None, database=None)
@@ -105,3 +94,53 @@ def test_leaving_out_the_ticks_beyond_the_view_draws_the_same_figure(panels):
     finally:
         plots.InView = original
     assert clipped == bare
+
+
+@st.composite
+def any_sweeps(draw):
+    """`sweeps()` with what else a panel can hold: an estimate's interval, companions, violated points, a base
+    point anywhere, values of either sign (a linear y axis)."""
+    sw = draw(sweeps())
+    n = len(sw["values"])
+    if draw(st.booleans()):
+        width = draw(st.sampled_from([0.0, 0.01, 0.5]))
+        sw["truth_lower"] = [t * (1 - width) for t in sw["truth"]]
+        sw["truth_upper"] = [t * (1 + width) for t in sw["truth"]]
+        sw["method"] = ["monte_carlo"]
+    for cid in draw(st.lists(st.sampled_from(["p.lower_a", "p.lower_b", "q.c"]), unique=True, max_size=3)):
+        sw["companions"][cid] = [t * draw(st.sampled_from([0.5, 0.9, 1.0])) for t in sw["truth"]]
+    if draw(st.booleans()):
+        sw["verdict"] = [draw(st.sampled_from(["HOLDS", "VIOLATED"])) for _ in range(n)]
+    if draw(st.booleans()):
+        shift = draw(st.sampled_from([1.0, 1e3]))
+        for key in ("bound", "truth", "truth_lower", "truth_upper"):
+            sw[key] = [v - shift for v in sw[key]]
+    sw["base"] = {sw["parameter"]: draw(st.sampled_from(sw["values"]))}
+    return sw
+
+
+@settings(max_examples=10, deadline=None, database=None)
+@given(data=st.data(), columns=st.integers(1, 3))
+def test_a_kept_figure_draws_what_a_new_one_draws(data, columns):
+    """plot_sweeps draws over this process's figure of the same shape: the SVG after any other plot is byte for byte
+    a new figure's (limits, scales, margins, legends and transforms as a new figure's)."""
+    first = data.draw(st.lists(any_sweeps(), min_size=columns, max_size=columns))
+    second = data.draw(st.lists(any_sweeps(), min_size=columns, max_size=columns))
+    new = _drawn(second)
+    _drawn(first, kept=True, title="a longer title that the second figure does not have")
+    kept = _drawn(second, kept=True)
+    assert kept[1] == new[1]  # every Axes' data and view limits, to the last bit
+    assert kept[0] == new[0]
+
+
+def _drawn(panels: list[dict], kept: bool = False, title: str = "test") -> tuple[bytes, list]:
+    """The figure's SVG, and each Axes' data and view limits as drawn."""
+    import io
+
+    from verify.reporting.plots import SVG_META
+
+    with plt.rc_context(RC):
+        fig = sweep_figure(panels, title, "y", kept=kept)
+        out = io.BytesIO()
+        fig.savefig(out, format="svg", metadata=SVG_META)
+        return out.getvalue(), [(ax.dataLim.bounds, ax.viewLim.bounds) for ax in fig.axes]

@@ -12,6 +12,8 @@ import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402 - the backend is chosen first
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.ticker import (  # noqa: E402
     FixedLocator,
     FuncFormatter,
@@ -20,6 +22,7 @@ from matplotlib.ticker import (  # noqa: E402
     MaxNLocator,
     ScalarFormatter,
 )
+from matplotlib.transforms import Bbox  # noqa: E402
 
 RC = {
     "svg.hashsalt": "verify-report",  # fixed ids in the SVG
@@ -189,17 +192,59 @@ def plot_sweeps(sweeps: Sequence[dict], title: str, ylabel: str, stem: Path) -> 
     """Write `stem`.svg: one column per sweep (as in results.json), the values above and bound/truth beneath;
     return its path."""
     with plt.rc_context(RC), np.errstate(over="ignore"):  # log axes spanning ~300 decades overflow harmlessly
-        fig = sweep_figure(sweeps, title, ylabel)
+        fig = sweep_figure(sweeps, title, ylabel, kept=True)
         svg = stem.parent / f"{stem.name}.svg"
         fig.savefig(svg, metadata=SVG_META)
-        plt.close(fig)
     return [svg]
 
 
-def sweep_figure(sweeps: Sequence[dict], title: str, ylabel: str):
-    """The figure `plot_sweeps` writes (call it inside plt.rc_context(RC))."""
-    fig, axes = plt.subplots(2, len(sweeps), figsize=(3.9 * len(sweeps) + 0.4, 4.6), squeeze=False,
-                             gridspec_kw={"height_ratios": (2.2, 1)}, sharex="col")
+_MARGINS = ("left", "right", "bottom", "top", "wspace", "hspace")
+_KEPT: dict[int, tuple[Figure, np.ndarray, dict[str, float]]] = {}  # this process's figures, by number of sweeps
+
+
+def _new_figure(columns: int) -> tuple[Figure, np.ndarray]:
+    """Two rows of Axes (values, and bound/truth beneath), one column per sweep, on an Agg canvas (outside pyplot:
+    nothing to close)."""
+    fig = Figure(figsize=(3.9 * columns + 0.4, 4.6))
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(2, columns, squeeze=False, gridspec_kw={"height_ratios": (2.2, 1)}, sharex="col")
+    return fig, axes
+
+
+def _kept_figure(columns: int) -> tuple[Figure, np.ndarray]:
+    """This process's figure of `columns` sweeps, returned to the state of a new one: what the last plot drew
+    removed, scales linear, data and view limits, margins and colour cycle as created. Creating a figure (its Axes
+    and their ticks) was a third of a report's drawing time; a kept figure's SVG is byte for byte a new one's
+    (tests/reporting/test_plot_ticks.py). Call it inside plt.rc_context(RC), as the first figure is made there."""
+    kept = _KEPT.get(columns)
+    if kept is None:
+        fig, axes = _new_figure(columns)
+        _KEPT[columns] = fig, axes, {k: getattr(fig.subplotpars, k) for k in _MARGINS}
+        return fig, axes
+    fig, axes, margins = kept
+    fig.subplots_adjust(**margins)  # the Axes where a new figure has them while plotting: transforms round alike
+    for legend in list(fig.legends):
+        legend.remove()
+    for ax in axes.flat:
+        for artist in [*ax.lines, *ax.collections]:
+            artist.remove()
+        ax.containers.clear()
+        ax.set_prop_cycle(None)
+        ax.set_xscale("linear")
+        ax.set_yscale("linear")
+        ax.dataLim = Bbox.null()
+        ax.ignore_existing_data_limits = True
+        ax.set_xlim(0, 1, auto=True)
+        ax.set_ylim(0, 1, auto=True)
+        ax.set_xlabel("")
+        ax.set_ylabel("")
+    return fig, axes
+
+
+def sweep_figure(sweeps: Sequence[dict], title: str, ylabel: str, kept: bool = False) -> Figure:
+    """The figure `plot_sweeps` writes (call it inside plt.rc_context(RC)): a new one, or (`kept`) this process's
+    figure of that many sweeps, drawn over (valid until the next such call)."""
+    fig, axes = _kept_figure(len(sweeps)) if kept else _new_figure(len(sweeps))
     for ax, ratio_ax, sw in zip(axes[0], axes[1], sweeps, strict=True):
         _panel(ax, sw, ylabel)
         _ratio_panel(ratio_ax, sw)
