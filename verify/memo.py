@@ -25,13 +25,14 @@ _MEMO: ContextVar[dict | None] = ContextVar("verify_truth_memo", default=None)
 
 
 @contextmanager
-def shared_truths() -> Iterator[dict]:
-    """Memoise truths until the block ends (nested blocks share the outer memo)."""
+def shared_truths(known: Mapping[tuple, Truth] | None = None) -> Iterator[dict]:
+    """Memoise truths until the block ends (nested blocks share the outer memo); an outermost block starts from the
+    `known` truths (`truths_in` of another memo, e.g. a run's, whose sweeps then reuse them)."""
     memo = _MEMO.get()
     if memo is not None:
         yield memo
         return
-    token = _MEMO.set({})
+    token = _MEMO.set(dict(known or {}))
     try:
         yield _MEMO.get()
     finally:
@@ -53,6 +54,11 @@ def truth_of(family: Family, quantity: Quantity, params: Mapping[str, float]) ->
             truth_cache.store(family, key, truth)
         memo[key] = truth
     return truth
+
+
+def truths_in(memo: Mapping) -> dict[tuple, Truth]:
+    """The truths of a memo (what `truth_of` stored, without `remembered`'s other work): small, and picklable."""
+    return {k: v for k, v in memo.items() if isinstance(v, Truth) and len(k) == 3 and isinstance(k[1], Quantity)}
 
 
 def remembered(key: tuple[Hashable, ...], compute: Callable[[], T]) -> T:

@@ -11,7 +11,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,9 +26,9 @@ from verify.checker import ApplicationResult, SearchSummary, aggregate, check_ap
 from verify.errors import ParameterError
 from verify.executors import check_executor, dask_executor, fork_executor
 from verify.families import family as get_family
-from verify.memo import shared_truths
+from verify.memo import shared_truths, truths_in
 from verify.model import Application, Theorem
-from verify.results import RESULTS_SCHEMA, Verdict
+from verify.results import RESULTS_SCHEMA, Truth, Verdict
 from verify.truth_cache import check_cache_executor, disk_truths
 
 FALSIFY_EXAMPLES = 100  # falsifier points per application in `verify run` / `verify report` (0: grid only)
@@ -48,6 +48,8 @@ class RunResult:
     backend: str = "numpy"
     selectors: tuple[str, ...] = ()
     started: str = field(default_factory=_utc_now)  # UTC, ISO 8601: a timing field
+    # the truths the run computed, by truth_of's key: a report's sweeps start from them (not part of the results)
+    truths: Mapping[tuple, Truth] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def unexpected(self) -> list[ApplicationResult]:
@@ -194,23 +196,25 @@ def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], N
     check_cache_executor(cache, executor)
     if falsify > 0:
         import verify.testing.falsify  # noqa: F401 - before forked workers start, so that they share the import
+    truths: dict[tuple, Truth] = {}
     with use_backend(backend), disk_truths(cache, backend):
         groups = family_groups(jobs, falsify)
         if executor == "dask":
             with dask_executor(scheduler, workers) as pool:
-                results = _run_parallel(pool, jobs, groups, progress, falsify, int(seed), backend)
+                results = _run_parallel(pool, jobs, groups, progress, falsify, int(seed), backend, truths)
         elif (pool := fork_executor(workers, len(groups), backend)) is not None:
             with pool, _announced_starts(jobs, progress) as done:
-                results = _run_parallel(pool, jobs, groups, progress, falsify, int(seed), backend, done)
+                results = _run_parallel(pool, jobs, groups, progress, falsify, int(seed), backend, truths, done)
         else:
             results = []
-            with shared_truths():
+            with shared_truths() as memo:
                 for i, t in enumerate(theorems):
                     if progress:
                         progress(t, i, len(theorems))
                     results.extend(check_entry(t, app, falsify, int(seed)) for app in t.applications)
+                truths = truths_in(memo)
     return RunResult(tuple(theorems), tuple(results), time.perf_counter() - start, int(seed), backend,
-                     tuple(selectors), started)
+                     tuple(selectors), started, truths)
 
 
 def family_groups(jobs: Sequence[tuple[Theorem, int]], falsify: int = FALSIFY_EXAMPLES) -> list[list[int]]:
@@ -232,19 +236,21 @@ def family_groups(jobs: Sequence[tuple[Theorem, int]], falsify: int = FALSIFY_EX
 _ONE_TASK_AT_A_TIME = threading.Lock()
 
 
-def _check_group(keys: list[tuple[str, int]], falsify: int, seed: int, backend: str) -> list[ApplicationResult]:
-    """One task: entries on one family, sharing their truths. A forked worker finds the theorems in _JOBS; a Dask
-    worker (a process of its own) in the catalog. A process runs one task at a time: mpmath's and python-flint's
-    working precision, the backend variable and the truth memo are process-wide, so two tasks in threads of one Dask
-    worker (a scheduler's workers may have several) would change them under each other."""
-    with _ONE_TASK_AT_A_TIME, use_backend(backend), shared_truths():
+def _check_group(keys: list[tuple[str, int]], falsify: int, seed: int,
+                 backend: str) -> tuple[list[ApplicationResult], dict[tuple, Truth]]:
+    """One task: entries on one family, sharing their truths; returns their results and those truths. A forked
+    worker finds the theorems in _JOBS; a Dask worker (a process of its own) in the catalog. A process runs one task
+    at a time: mpmath's and python-flint's working precision, the backend variable and the truth memo are
+    process-wide, so two tasks in threads of one Dask worker (a scheduler's workers may have several) would change
+    them under each other."""
+    with _ONE_TASK_AT_A_TIME, use_backend(backend), shared_truths() as memo:
         found = [(_JOBS.get(tid) or catalog_theorem(tid), i) for tid, i in keys]
         out = []
         for t, i in found:
             if _STARTS is not None:
                 _STARTS.put(t.id)
             out.append(check_entry(t, t.applications[i], falsify, seed))
-        return out
+        return out, truths_in(memo)
 
 
 @contextmanager
@@ -279,7 +285,8 @@ def _announced_starts(jobs: list[tuple[Theorem, int]], progress: Callable[[Theor
 
 def _run_parallel(pool: Executor, jobs: list[tuple[Theorem, int]], groups: list[list[int]],
                   progress: Callable[[Theorem, int, int], None] | None, falsify: int,
-                  seed: int, backend: str, finished: list[int] | None = None) -> list[ApplicationResult]:
+                  seed: int, backend: str, truths: dict[tuple, Truth],
+                  finished: list[int] | None = None) -> list[ApplicationResult]:
     _JOBS.clear()
     _JOBS.update((t.id, t) for t, _ in jobs)
     out: list[ApplicationResult | None] = [None] * len(jobs)
@@ -289,7 +296,9 @@ def _run_parallel(pool: Executor, jobs: list[tuple[Theorem, int]], groups: list[
                                backend): group for group in groups}
         try:
             for future in as_completed(futures):
-                for k, result in zip(futures[future], future.result(), strict=True):
+                results, computed = future.result()
+                truths.update(computed)
+                for k, result in zip(futures[future], results, strict=True):
                     out[k] = result
                     finished[0] += 1
                     if progress:

@@ -49,3 +49,33 @@ def test_backend_is_used_for_the_run_and_recorded(monkeypatch):
     assert run(("chourasia2021.theorem3.exact",)).backend == "array_api_strict"  # the default follows the env
     with pytest.raises(ParameterError, match="backend"):
         run(("chourasia2021.theorem3.exact",), backend="no-such-backend")
+
+
+def test_the_sweeps_start_from_the_runs_truths(tmp_path, monkeypatch):
+    """A report computes each truth once: its sweeps start from the run's truths (`RunResult.truths`: the grid and
+    falsifier points they pass through are not computed again), and draw what sweeps computed afresh draw."""
+    needs_report_extra()
+    import dataclasses
+    from collections import Counter
+
+    from verify import memo
+    from verify.reporting import write_report
+
+    computed: Counter = Counter()
+    truth = memo.isolation.truth
+
+    def counted(family, quantity, params):
+        computed[(family.name, quantity, tuple(sorted(params.items())))] += 1
+        return truth(family, quantity, params)
+
+    monkeypatch.setattr(memo.isolation, "truth", counted)
+    outcome = run(SELECTION, workers=1, falsify=20)
+    assert outcome.truths and set(outcome.truths) == set(computed)
+    shared = write_report(outcome, tmp_path / "shared", workers=1)
+    assert computed and max(computed.values()) == 1, computed.most_common(3)
+    afresh = write_report(dataclasses.replace(outcome, truths={}), tmp_path / "afresh", workers=1)
+    assert max(computed.values()) == 2  # the sweeps did pass through the run's points
+    plots = sorted(p.name for p in (shared / "plots").iterdir())
+    assert plots == sorted(p.name for p in (afresh / "plots").iterdir())
+    for name in plots:
+        assert (shared / "plots" / name).read_bytes() == (afresh / "plots" / name).read_bytes(), name

@@ -123,7 +123,8 @@ class _FigureJob(NamedTuple):
 
 def _figures(jobs: Sequence[_FigureJob], plots: Path) -> list[list[dict]]:
     """The figures of one family in one task, drawn into `plots`, sharing one truth memo (their sweeps meet at many
-    points: a figure each with its own memo recomputed a quarter of the report's sweep truths)."""
+    points: a figure each with its own memo recomputed a quarter of the report's sweep truths), which starts from
+    the run's truths (`RunResult.truths`: a sweep passes through grid and falsifier points)."""
     with shared_truths():
         return [_figure(j.theorem, j.family, j.base, plots / j.name, j.typical) for j in jobs]
 
@@ -161,7 +162,7 @@ def _write(outcome: RunResult, folder: Path, run_id: str | None, progress: Progr
         parallel = len(outcome.results) >= PARALLEL_FROM
         groups = _by_family(figures)
         pool = (fork_executor(workers, len(groups), outcome.backend) if parallel else None) or _Serial()
-        with use_backend(outcome.backend), pool:
+        with use_backend(outcome.backend), shared_truths(outcome.truths), pool:  # forked workers inherit the memo
             jobs = {pool.submit(_figures, group, plots): group for group in groups}
             try:
                 done = 0
