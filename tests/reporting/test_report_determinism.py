@@ -79,3 +79,15 @@ def test_the_sweeps_start_from_the_runs_truths(tmp_path, monkeypatch):
     assert plots == sorted(p.name for p in (afresh / "plots").iterdir())
     for name in plots:
         assert (shared / "plots" / name).read_bytes() == (afresh / "plots" / name).read_bytes(), name
+
+
+def test_figure_tasks_start_with_the_costliest_family():
+    """Longest-processing-time order: an expensive family's few figures (the Monte-Carlo NMF sweeps) go before a
+    cheap family's many, as the run orders its entries."""
+    from verify.reporting.build import _by_family, _FigureJob
+
+    def jobs(family: str, count: int) -> list[_FigureJob]:
+        return [_FigureJob(f"{family}{i}", "t", family, {}, False) for i in range(count)]
+
+    groups = _by_family([*jobs("noisy_gd_quadratic", 9), *jobs("nmf_hfl_mc", 1), *jobs("two_point_mean", 3)])
+    assert [g[0].family for g in groups] == ["nmf_hfl_mc", "noisy_gd_quadratic", "two_point_mean"]
