@@ -119,7 +119,7 @@ def any_sweeps(draw):
     return sw
 
 
-@settings(max_examples=10, deadline=None, database=None)
+@settings(max_examples=6, deadline=None, database=None)  # three figures each
 @given(data=st.data(), columns=st.integers(1, 3))
 def test_a_kept_figure_draws_what_a_new_one_draws(data, columns):
     """plot_sweeps draws over this process's figure of the same shape: the SVG after any other plot is byte for byte
