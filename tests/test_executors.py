@@ -81,7 +81,7 @@ def test_tasks_in_threads_of_one_process_run_one_at_a_time(monkeypatch):
             running[0] -= 1
 
     monkeypatch.setattr(runner, "check_entry", entry)
-    threads = [threading.Thread(target=runner._check_group, args=([("thudi2024.fact3_5", 0)], 0, 0, "numpy"))
+    threads = [threading.Thread(target=runner._check_group, args=([("thudi2024.fact3_5", 0)], 0, 0, "numpy", False))
                for _ in range(4)]
     for t in threads:
         t.start()

@@ -174,7 +174,7 @@ def use_backend(name: str):
 def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], None] | None = None, *,
         seed: int = 0, backend: str | None = None, workers: int | None = 1,
         falsify: int = FALSIFY_EXAMPLES, executor: str = "local", scheduler: str | None = None,
-        cache: Path | str | None = None) -> RunResult:
+        cache: Path | str | None = None, keep_truths: bool = False) -> RunResult:
     """Check the selected entries (all by default) over their default grids.
 
     `backend` is the array backend of the numerical kernels during the run (None: $VERIFY_BACKEND, else numpy);
@@ -186,6 +186,7 @@ def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], N
     `progress(theorem, i, total)` is called before each entry (one worker) or as entries finish.
     Each truth is computed once per process (verify.memo): entries on one family share a worker. `cache`: a folder
     of truths kept across runs (verify.truth_cache; the local executor only), with the same result as without.
+    `keep_truths`: the result holds the truths computed (`RunResult.truths`; a report's sweeps start from them).
     """
     started = _utc_now()
     start = time.perf_counter()
@@ -196,7 +197,7 @@ def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], N
     check_cache_executor(cache, executor)
     if falsify > 0:
         import verify.testing.falsify  # noqa: F401 - before forked workers start, so that they share the import
-    truths: dict[tuple, Truth] = {}
+    truths: dict[tuple, Truth] | None = {} if keep_truths else None
     with use_backend(backend), disk_truths(cache, backend):
         groups = family_groups(jobs, falsify)
         if executor == "dask":
@@ -212,9 +213,9 @@ def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], N
                     if progress:
                         progress(t, i, len(theorems))
                     results.extend(check_entry(t, app, falsify, int(seed)) for app in t.applications)
-                truths = truths_in(memo)
+                truths = truths_in(memo) if keep_truths else None
     return RunResult(tuple(theorems), tuple(results), time.perf_counter() - start, int(seed), backend,
-                     tuple(selectors), started, truths)
+                     tuple(selectors), started, truths or {})
 
 
 def family_groups(jobs: Sequence[tuple[Theorem, int]], falsify: int = FALSIFY_EXAMPLES) -> list[list[int]]:
@@ -236,9 +237,10 @@ def family_groups(jobs: Sequence[tuple[Theorem, int]], falsify: int = FALSIFY_EX
 _ONE_TASK_AT_A_TIME = threading.Lock()
 
 
-def _check_group(keys: list[tuple[str, int]], falsify: int, seed: int,
-                 backend: str) -> tuple[list[ApplicationResult], dict[tuple, Truth]]:
-    """One task: entries on one family, sharing their truths; returns their results and those truths. A forked
+def _check_group(keys: list[tuple[str, int]], falsify: int, seed: int, backend: str,
+                 keep_truths: bool) -> tuple[list[ApplicationResult], dict[tuple, Truth]]:
+    """One task: entries on one family, sharing their truths; returns their results and (`keep_truths`) those
+    truths. A forked
     worker finds the theorems in _JOBS; a Dask worker (a process of its own) in the catalog. A process runs one task
     at a time: mpmath's and python-flint's working precision, the backend variable and the truth memo are
     process-wide, so two tasks in threads of one Dask worker (a scheduler's workers may have several) would change
@@ -250,7 +252,7 @@ def _check_group(keys: list[tuple[str, int]], falsify: int, seed: int,
             if _STARTS is not None:
                 _STARTS.put(t.id)
             out.append(check_entry(t, t.applications[i], falsify, seed))
-        return out, truths_in(memo)
+        return out, truths_in(memo) if keep_truths else {}
 
 
 @contextmanager
@@ -285,7 +287,7 @@ def _announced_starts(jobs: list[tuple[Theorem, int]], progress: Callable[[Theor
 
 def _run_parallel(pool: Executor, jobs: list[tuple[Theorem, int]], groups: list[list[int]],
                   progress: Callable[[Theorem, int, int], None] | None, falsify: int,
-                  seed: int, backend: str, truths: dict[tuple, Truth],
+                  seed: int, backend: str, truths: dict[tuple, Truth] | None,
                   finished: list[int] | None = None) -> list[ApplicationResult]:
     _JOBS.clear()
     _JOBS.update((t.id, t) for t, _ in jobs)
@@ -293,11 +295,12 @@ def _run_parallel(pool: Executor, jobs: list[tuple[Theorem, int]], groups: list[
     finished = [0] if finished is None else finished
     try:
         futures = {pool.submit(_check_group, [(jobs[k][0].id, jobs[k][1]) for k in group], falsify, seed,
-                               backend): group for group in groups}
+                               backend, truths is not None): group for group in groups}
         try:
             for future in as_completed(futures):
                 results, computed = future.result()
-                truths.update(computed)
+                if truths is not None:
+                    truths.update(computed)
                 for k, result in zip(futures[future], results, strict=True):
                     out[k] = result
                     finished[0] += 1

@@ -69,7 +69,9 @@ def test_the_sweeps_start_from_the_runs_truths(tmp_path, monkeypatch):
         return truth(family, quantity, params)
 
     monkeypatch.setattr(memo.isolation, "truth", counted)
-    outcome = run(SELECTION, workers=1, falsify=20)
+    assert not run(SELECTION, workers=1, falsify=0).truths  # kept only when asked for
+    computed.clear()
+    outcome = run(SELECTION, workers=1, falsify=20, keep_truths=True)
     assert outcome.truths and set(outcome.truths) == set(computed)
     shared = write_report(outcome, tmp_path / "shared", workers=1)
     assert computed and max(computed.values()) == 1, computed.most_common(3)

@@ -667,7 +667,7 @@ def build_report(selectors: Sequence[str] = (), out: Path | str | None = None, *
         check_cache_executor(cache, executor)
         with disk_truths(cache, backend_name(backend)):
             outcome = run(selectors, lambda t, i, n: report("checks", t.id, i, n), seed=seed, backend=backend,
-                          workers=workers, falsify=falsify, executor=executor, scheduler=scheduler)
+                          workers=workers, falsify=falsify, executor=executor, scheduler=scheduler, keep_truths=True)
             path = write_report(outcome, dest_dir, run_id=run_id, progress=progress, workers=workers,
                                 expect=expect, single_file=single_file)
     except BaseException:
