@@ -63,6 +63,6 @@ def log_excess(ell: ArrayLike, alpha: ArrayLike) -> tuple[np.ndarray, np.ndarray
     a = np.asarray(alpha, dtype=float)
     x = np.asarray(ell, dtype=float)
     beta = a - 1
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # a NaN l stays NaN, without a warning
         log_f = np.logaddexp(np.log(beta) + _log_g(x), x + _log_h(beta * x))
     return log_f, log_f + math.log(ROUNDING)
