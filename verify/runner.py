@@ -213,23 +213,30 @@ def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], N
                     if progress:
                         progress(t, i, len(theorems))
                     results.extend(check_entry(t, app, falsify, int(seed)) for app in t.applications)
-                truths = truths_in(memo) if keep_truths else None
+                if truths is not None:
+                    truths.update(truths_in(memo))
     return RunResult(tuple(theorems), tuple(results), time.perf_counter() - start, int(seed), backend,
                      tuple(selectors), started, truths or {})
+
+
+def family_weight(family: str) -> float:
+    """How much a unit of work (a grid point, a falsifier example, a figure) on `family` weighs when tasks are put in
+    longest-processing-time order: 10 on expensive families, else 1."""
+    return 10.0 if get_family(family).expensive else 1.0
 
 
 def family_groups(jobs: Sequence[tuple[Theorem, int]], falsify: int = FALSIFY_EXAMPLES) -> list[list[int]]:
     """Indices of `jobs` grouped by family (a group runs in one process and shares its truths), costliest first
     (longest-processing-time order balances the workers): cost ~ grid points plus `falsify` falsifier examples,
-    times 10 on expensive families."""
+    times `family_weight`."""
     groups: dict[str, list[int]] = {}
     for k, (t, i) in enumerate(jobs):
         groups.setdefault(t.applications[i].family, []).append(k)
 
     def cost(group: list[int]) -> float:
         apps = [jobs[k][0].applications[jobs[k][1]] for k in group]
-        weight = 10.0 if get_family(apps[0].family).expensive else 1.0
-        return weight * sum(sum(math.prod(len(v) for v in g.values()) for g in app.grids) + falsify for app in apps)
+        work = sum(sum(math.prod(len(v) for v in g.values()) for g in app.grids) + falsify for app in apps)
+        return family_weight(apps[0].family) * work
 
     return sorted(groups.values(), key=cost, reverse=True)
 
@@ -240,11 +247,10 @@ _ONE_TASK_AT_A_TIME = threading.Lock()
 def _check_group(keys: list[tuple[str, int]], falsify: int, seed: int, backend: str,
                  keep_truths: bool) -> tuple[list[ApplicationResult], dict[tuple, Truth]]:
     """One task: entries on one family, sharing their truths; returns their results and (`keep_truths`) those
-    truths. A forked
-    worker finds the theorems in _JOBS; a Dask worker (a process of its own) in the catalog. A process runs one task
-    at a time: mpmath's and python-flint's working precision, the backend variable and the truth memo are
-    process-wide, so two tasks in threads of one Dask worker (a scheduler's workers may have several) would change
-    them under each other."""
+    truths. A forked worker finds the theorems in _JOBS; a Dask worker (a process of its own) in the catalog. A
+    process runs one task at a time: mpmath's and python-flint's working precision, the backend variable and the
+    truth memo are process-wide, so two tasks in threads of one Dask worker (a scheduler's workers may have several)
+    would change them under each other."""
     with _ONE_TASK_AT_A_TIME, use_backend(backend), shared_truths() as memo:
         found = [(_JOBS.get(tid) or catalog_theorem(tid), i) for tid, i in keys]
         out = []

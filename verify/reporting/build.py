@@ -32,7 +32,6 @@ from typing import NamedTuple
 from verify.backend import backend_name
 from verify.errors import ParameterError
 from verify.executors import fork_executor
-from verify.families import family as get_family
 from verify.memo import shared_truths
 from verify.model import Theorem
 from verify.reporting.columns import dump_results
@@ -42,7 +41,15 @@ from verify.reporting.plots import plot_sweeps
 from verify.reporting.results_json import SCHEMA_VERSION, json_safe, results_document
 from verify.reporting.sweeps import base_point, sweep, swept_parameters, typical_parameters, typical_point
 from verify.reporting.view import QUANTITY_LABEL, TYPICAL, anchors, build_view
-from verify.runner import FALSIFY_EXAMPLES, RunResult, check_writable, is_results_file, run, use_backend
+from verify.runner import (
+    FALSIFY_EXAMPLES,
+    RunResult,
+    check_writable,
+    family_weight,
+    is_results_file,
+    run,
+    use_backend,
+)
 from verify.truth_cache import check_cache_executor, disk_truths
 
 Progress = Callable[[str, str, int, int], None]  # (phase, label, done, total)
@@ -132,13 +139,12 @@ def _figures(jobs: Sequence[_FigureJob], plots: Path) -> list[list[dict]]:
 
 def _by_family(jobs: Sequence[_FigureJob]) -> list[list[_FigureJob]]:
     """The figure jobs grouped by family, costliest first (longest-processing-time order balances the workers): cost
-    ~ figures, times 10 on expensive families, as the run weighs them (`runner.family_groups`). By count alone, the
-    Monte-Carlo NMF family's three figures (a fifth of the catalog's figure time) started last."""
+    ~ figures times `family_weight`, as the run weighs its entries. By count alone, the Monte-Carlo NMF family's
+    three figures (a fifth of the catalog's figure time) started last."""
     groups: dict[str, list[_FigureJob]] = {}
     for j in jobs:
         groups.setdefault(j.family, []).append(j)
-    return sorted(groups.values(), key=lambda g: len(g) * (10 if get_family(g[0].family).expensive else 1),
-                  reverse=True)
+    return sorted(groups.values(), key=lambda g: len(g) * family_weight(g[0].family), reverse=True)
 
 
 def _write(outcome: RunResult, folder: Path, run_id: str | None, progress: Progress, workers: int | None,
