@@ -233,11 +233,11 @@ def test_the_search_budget_is_a_wall_clock_cap(budget, nap):
         N = num()
         return N.mpf(a)
     _family("slow_plugin", families.closed_form(slow, "a, slowly"))
-    start = time.monotonic()
     outcome = falsify_outcome("2*a", "slow_plugin", "upper", budget_s=budget, max_examples=10_000)
-    elapsed = time.monotonic() - start
     assert outcome.budget_hit and outcome.counterexample is None and outcome.checked >= 1
-    assert elapsed <= budget + nap + 0.5  # at most the point in flight when the budget ends
+    # at most the point in flight when the budget ends, on the search's own clock (the bound's parsing before it is
+    # not the search: under CI's load it pushed a whole call 15 ms past this allowance)
+    assert outcome.seconds <= budget + nap + 0.5
 
 
 @SETTINGS
