@@ -2,7 +2,8 @@
 
 Schema 2 wrote every point as an object repeating its keys, theorem, family and truth description: 28 MB for the
 catalog. Schema 3 writes one array per field (`n` entries each), strings as `{"levels": [...], "codes": [...]}`
-(codes index levels; null where absent), a column that is null throughout as null, certificates for the points
+(codes index levels; null where absent), a column of numbers the same way where that is shorter (schema 3.4:
+grid parameters, bounds and pads repeat a few values), a column that is null throughout as null, certificates for the points
 that have one (with each point's index), an exact truth's interval value -+ |value| rel_pad as its pad where that
 gives both ends bit for bit, and leaves out what a point repeats from its result (theorem, family) or derives
 from its own fields (`lower`, the largest companion lower bound). `point_rows` gives back exactly the schema-2
@@ -36,6 +37,34 @@ def _decoded(column: Mapping) -> list[str | None]:
     return [None if c is None else levels[c] for c in column["codes"]]
 
 
+def _packed(values: list) -> list | dict:
+    """A column of numbers (or of decimal strings) as written: coded like a column of strings where that is shorter
+    (grid parameters, bounds and pads repeat a few values), else as it is. Levels are told apart by type and repr,
+    so -0.0 and 0.0, 1 and 1.0, or two NaNs stay what they were."""
+    levels: dict[tuple[type, str], int] = {}
+    firsts: list = []
+    codes: list[int | None] = []
+    plain = nulls = 0
+    for v in values:
+        if v is None:
+            codes.append(None)
+            nulls += 1
+            continue
+        text = repr(v)
+        plain += len(text) + 1
+        code = levels.setdefault((type(v), text), len(levels))
+        if code == len(firsts):
+            firsts.append(v)
+        codes.append(code)
+    coded = sum(len(t) + 1 for _, t in levels) + (len(codes) - nulls) * (len(str(len(levels))) + 1) + 24
+    return {"levels": firsts, "codes": codes} if coded < plain else values
+
+
+def _unpacked(column: list | Mapping | None) -> list | None:
+    """A numeric column as `_packed` wrote it (or a results file of schema 3.3 and earlier: a list), as a list."""
+    return _decoded(column) if isinstance(column, Mapping) else column
+
+
 def _table(dicts: Sequence[Mapping[str, Any]]) -> dict[str, list]:
     names: dict[str, None] = {}
     for d in dicts:
@@ -43,7 +72,8 @@ def _table(dicts: Sequence[Mapping[str, Any]]) -> dict[str, list]:
     return {k: [d.get(k) for d in dicts] for k in names}
 
 
-def _untable(columns: Mapping[str, list], n: int) -> list[dict]:
+def _untable(columns: Mapping[str, list | Mapping], n: int) -> list[dict]:
+    columns = {k: _unpacked(col) for k, col in columns.items()}
     return [{k: col[i] for k, col in columns.items() if col[i] is not None} for i in range(n)]
 
 
@@ -55,7 +85,7 @@ def point_columns(points: Sequence[PointResult], companion_order: Sequence[str] 
     theorem_values = {}
     for name, col in values.items():
         same = name in params and all(v == w for v, w in zip(col, params[name], strict=True))
-        theorem_values[name] = SAME_AS_PARAMS if same else col
+        theorem_values[name] = SAME_AS_PARAMS if same else _packed(col)
     seen = dict.fromkeys(companion_order)
     for p in points:
         seen.update(dict.fromkeys(c.theorem for c in p.companions))
@@ -65,19 +95,19 @@ def point_columns(points: Sequence[PointResult], companion_order: Sequence[str] 
         present = [c for c in at if c is not None]
         if present:
             companions.append({"theorem": cid, "direction": present[0].direction,
-                               "value": [None if c is None else c.value for c in at],
+                               "value": _packed([None if c is None else c.value for c in at]),
                                "verdict": _coded(None if c is None else c.verdict.value for c in at)})
     truths = [p.truth for p in points]
     return {
         "layout": "columns",
         "n": len(points),
-        "params": params,
+        "params": {name: _packed(col) for name, col in params.items()},
         "theorem_values": theorem_values,
-        "bound": [p.bound for p in points],
+        "bound": _packed([p.bound for p in points]),
         "truth": _truth_columns(truths),
         "verdict": _coded(p.verdict.value for p in points),
-        "margin": [p.margin for p in points],
-        "ratio": [p.ratio for p in points],
+        "margin": _packed([p.margin for p in points]),
+        "ratio": _packed([p.ratio for p in points]),
         "origin": _coded(p.origin for p in points),
         "companions": companions,
         "certificates": _certificate_columns(points),
@@ -92,14 +122,14 @@ def _rel_pad(t: Truth) -> float | None:
     return EXACT_REL if exact else None
 
 
-def _nullable(column: list) -> list | None:
-    """A column, or null where every entry is null."""
-    return None if all(v is None for v in column) else column
+def _nullable(column: list) -> list | dict | None:
+    """A column (`_packed`), or null where every entry is null."""
+    return None if all(v is None for v in column) else _packed(column)
 
 
 def _truth_columns(truths: Sequence[Truth]) -> dict:
     pads = [_rel_pad(t) for t in truths]
-    return {"value": [t.value for t in truths],
+    return {"value": _packed([t.value for t in truths]),
             "rel_pad": _nullable(pads),
             "lower": _nullable([t.lower if r is None else None for t, r in zip(truths, pads, strict=True)]),
             "upper": _nullable([t.upper if r is None else None for t, r in zip(truths, pads, strict=True)]),
@@ -113,24 +143,26 @@ def _certificate_columns(points: Sequence[PointResult]) -> dict:
     certs = [c for _, c in at]
     return {"index": [i for i, _ in at], "verdict": _coded(c.verdict.value for c in certs),
             "filter_verdict": _coded(c.filter_verdict.value for c in certs),
-            "truth_lower": [c.truth_lower for c in certs], "truth_upper": [c.truth_upper for c in certs],
-            "bound_lower": [c.bound_lower for c in certs], "bound_upper": [c.bound_upper for c in certs],
-            "method": _coded(c.method for c in certs), "precision_bits": [c.precision_bits for c in certs],
+            **{k: _packed([getattr(c, k) for c in certs]) for k in ("truth_lower", "truth_upper", "bound_lower",
+                                                                     "bound_upper")},
+            "method": _coded(c.method for c in certs), "precision_bits": _packed([c.precision_bits for c in certs]),
             "reason": _coded(c.reason for c in certs), "seconds": [c.seconds for c in certs]}
 
 
 def _certificate_rows(columns: Mapping) -> dict[int, dict]:
     coded = {k: _decoded(columns[k]) for k in ("verdict", "filter_verdict", "method", "reason")}
+    ends = {k: _unpacked(columns[k]) for k in ("truth_lower", "truth_upper", "bound_lower", "bound_upper",
+                                               "precision_bits")}
     return {i: {"verdict": coded["verdict"][k], "filter_verdict": coded["filter_verdict"][k],
-                "truth": [columns["truth_lower"][k], columns["truth_upper"][k]],
-                "bound": [columns["bound_lower"][k], columns["bound_upper"][k]], "method": coded["method"][k],
-                "precision_bits": columns["precision_bits"][k], "reason": coded["reason"][k],
+                "truth": [ends["truth_lower"][k], ends["truth_upper"][k]],
+                "bound": [ends["bound_lower"][k], ends["bound_upper"][k]], "method": coded["method"][k],
+                "precision_bits": ends["precision_bits"][k], "reason": coded["reason"][k],
                 "seconds": columns["seconds"][k]}
             for k, i in enumerate(columns["index"])}
 
 
-def _column(column: list | None, n: int) -> list:
-    return [None] * n if column is None else column
+def _column(column: list | Mapping | None, n: int) -> list:
+    return [None] * n if column is None else _unpacked(column)
 
 
 def _interval(value, rel, lower, upper) -> tuple:
@@ -144,11 +176,13 @@ def point_rows(columns: Mapping, theorem: str, family: str) -> list[dict]:
     """The schema-2 point objects (PointResult.to_dict() plus `lower`) of a result's point columns."""
     n = columns["n"]
     params = _untable(columns["params"], n)
-    names = columns["theorem_values"]
+    names = {k: col if col == SAME_AS_PARAMS else _unpacked(col) for k, col in columns["theorem_values"].items()}
     truth = columns["truth"]
+    truth_value, bound, margin, ratio = (_unpacked(c) for c in (truth["value"], columns["bound"], columns["margin"],
+                                                                 columns["ratio"]))
     method, detail = _decoded(truth["method"]), _decoded(truth["detail"])
     verdict, origin = _decoded(columns["verdict"]), _decoded(columns["origin"])
-    companions = [(c, _decoded(c["verdict"])) for c in columns["companions"]]
+    companions = [(dict(c, value=_unpacked(c["value"])), _decoded(c["verdict"])) for c in columns["companions"]]
     certificates = _certificate_rows(columns["certificates"])
     rel, lower, upper, confidence, ess = (_column(truth[k], n) for k in ("rel_pad", "lower", "upper", "confidence",
                                                                           "ess"))
@@ -164,11 +198,11 @@ def point_rows(columns: Mapping, theorem: str, family: str) -> list[dict]:
         lowers = [c for c in comps if c["direction"] == "lower"]
         rows.append({
             "theorem": theorem, "family": family, "params": params[i], "theorem_values": values,
-            "bound": columns["bound"][i],
-            "truth": dict(zip(("value", "lower", "upper"), (truth["value"][i], *_interval(
-                truth["value"][i], rel[i], lower[i], upper[i])), strict=True),
+            "bound": bound[i],
+            "truth": dict(zip(("value", "lower", "upper"), (truth_value[i], *_interval(
+                truth_value[i], rel[i], lower[i], upper[i])), strict=True),
                 method=method[i], detail=detail[i], confidence=confidence[i], ess=ess[i]),
-            "verdict": verdict[i], "margin": columns["margin"][i], "ratio": columns["ratio"][i], "companions": comps,
+            "verdict": verdict[i], "margin": margin[i], "ratio": ratio[i], "companions": comps,
             "origin": origin[i], "certificate": certificates.get(i),
             "lower": max(lowers, key=lambda c: _as_float(c["value"])) if lowers else None,
         })
@@ -177,7 +211,8 @@ def point_rows(columns: Mapping, theorem: str, family: str) -> list[dict]:
 
 def skipped_columns(skipped: Sequence[SkippedPoint]) -> dict:
     """Grid points outside the assumptions, as columns: params, and the assumption that excluded each."""
-    return {"layout": "columns", "n": len(skipped), "params": _table([s.params for s in skipped]),
+    params = _table([s.params for s in skipped])
+    return {"layout": "columns", "n": len(skipped), "params": {name: _packed(col) for name, col in params.items()},
             "assumption": _coded(s.assumption for s in skipped)}
 
 
@@ -241,6 +276,8 @@ def _count(v: Any) -> bool:
 def _list_problem(v: Any, n: int, where: str, nullable: bool = False) -> str:
     if v is None and nullable:
         return ""
+    if isinstance(v, dict):  # a coded column of numbers (`_packed`)
+        return _coded_problem(v, n, where)
     return "" if isinstance(v, list) and len(v) == n else f"{where} is not a list of {n} entries"
 
 
@@ -313,15 +350,16 @@ def _points_problem(p: Any, where: str) -> str:
         *(_coded_problem(truth.get(k), n, f"{where}.truth.{k}") for k in ("method", "detail")))
     if problem:
         return problem
-    rel = truth.get("rel_pad") or [None] * n
-    if any(r is not None and not (_number(r) and _number(v)) for r, v in zip(rel, truth["value"], strict=True)):
+    rel = _column(truth.get("rel_pad"), n)
+    if any(r is not None and not (_number(r) and _number(v)) for r, v in zip(rel, _unpacked(truth["value"]),
+                                                                            strict=True)):
         return f"{where}.truth: a rel_pad beside a value that is not a number"
     for j, c in enumerate(p["companions"]):
         cw = f"{where}.companions[{j}]"
         if not isinstance(c, dict) or not all(isinstance(c.get(k), str) for k in ("theorem", "direction")):
             return f"{cw} is not an object with strings theorem and direction"
-        if not isinstance(c.get("value"), list) or len(c["value"]) != n or not all(
-                v is None or _number(v) or v in _NON_FINITE for v in c["value"]):
+        if _list_problem(c.get("value"), n, "") or not all(
+                v is None or _number(v) or v in _NON_FINITE for v in _unpacked(c["value"])):
             return f"{cw}.value is not a list of {n} numbers or nulls"
         problem = _coded_problem(c.get("verdict"), n, f"{cw}.verdict")
         if problem:

@@ -28,8 +28,8 @@ from verify.results import RESULTS_SCHEMA
 if TYPE_CHECKING:
     from verify.runner import RunResult
 
-SCHEMA_VERSION = "3.3"  # 3: points and skipped points as columns (verify.reporting.columns); 3.1: run.git_commit;
-# 3.2: figure.typical; 3.3: falsifier.region
+SCHEMA_VERSION = "3.4"  # 3: points and skipped points as columns (verify.reporting.columns); 3.1: run.git_commit;
+# 3.2: figure.typical; 3.3: falsifier.region; 3.4: columns of numbers coded (levels and codes) where that is shorter
 # distributions whose versions a run records, with the module whose __version__ stands in without metadata
 VERSIONED = {"dp-verify": "verify", "hypothesis": "hypothesis", "python-flint": "flint", "sympy": "sympy",
              "mpmath": "mpmath", "numpy": "numpy", "scipy": "scipy"}
