@@ -93,3 +93,40 @@ def test_the_single_file_report_renders_alone(small_report, tmp_path):
     assert status == "ok", status
     assert not re.search(r'(src|href)="(static|plots)/[^"]+\.(css|js|svg)"', alone.read_text(encoding="utf-8"))
     assert [line for line in log.splitlines() if ":CONSOLE" in line] == []
+
+
+def _screenshot(svg_text: str, folder, name: str):
+    import matplotlib.image as mpimg
+
+    (folder / f"{name}.svg").write_text(svg_text, encoding="utf-8")
+    page = folder / f"{name}.html"
+    page.write_text(f'<html><body style="margin:0;background:#fff"><img src="{name}.svg" style="width:1500px">'
+                    "</body></html>", encoding="utf-8")
+    png = folder / f"{name}.png"
+    subprocess.run([_browser(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    "--window-size=1500,900", f"--screenshot={png}", page.resolve().as_uri()],
+                   capture_output=True, timeout=180, check=True)
+    return mpimg.imread(png)[..., :3]
+
+
+def test_a_compacted_figure_draws_as_matplotlibs(tmp_path):
+    """The report's figures are compacted (verify.reporting.svg_compact): Chromium draws them as it draws
+    matplotlib's own SVG, but for antialiasing at the edges that moved by at most 0.005 pt."""
+    if _browser() is None:
+        pytest.skip("no chromium/chrome binary on PATH (set VERIFY_CHROMIUM to one) to render the figures")
+    pytest.importorskip("matplotlib")
+    import numpy as np
+
+    from verify.reporting.svg_compact import compact_svg
+
+    from .test_plot_ticks import _sweep
+    from .test_svg_compact import matplotlib_svg
+
+    panels = [_sweep("K", [1.0, 10.0, 100.0, 1000.0], [1e-3, 2e-3, 5e-3, 1e-2], [2.0, 1.5, 1.1, 1.01]),
+              _sweep("alpha", [1.5, 2.0, 8.0], [0.3, 0.6, 2.4], [1.2, 1.2, 1.3])]
+    original = matplotlib_svg(panels)
+    a = _screenshot(original, tmp_path, "original")
+    b = _screenshot(compact_svg(original), tmp_path, "compact")
+    assert (a < 0.9).mean() > 0.01  # something was drawn
+    diff = np.abs(a - b)
+    assert diff.max() < 0.5 and diff.mean() < 1e-3, (diff.max(), diff.mean())

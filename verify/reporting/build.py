@@ -194,8 +194,8 @@ def _write(outcome: RunResult, folder: Path, run_id: str | None, progress: Progr
                 entry["figure"]["typical"] = {"svg": f"plots/{typical}.svg", "data": f"plots/{typical}.json"}
             for name in (stem, typical):
                 if name in sweeps and (plots / f"{name}.svg").exists():
-                    (plots / f"{name}.json").write_text(json.dumps(sweeps[name], indent=1, ensure_ascii=False)
-                                                        + "\n", encoding="utf-8")
+                    (plots / f"{name}.json").write_text(json.dumps(sweeps[name], separators=(",", ":"),
+                                                                   ensure_ascii=False) + "\n", encoding="utf-8")
     (folder / "results.json").write_text(dump_results(data), encoding="utf-8")
     view = build_view(data, sweeps)
     (folder / "report.md").write_text(render_markdown(view), encoding="utf-8")

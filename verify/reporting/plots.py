@@ -3,6 +3,7 @@ tightness bound/truth (Agg, deterministic; SVG only: the HTML and the Markdown b
 
 from __future__ import annotations
 
+import io
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +24,8 @@ from matplotlib.ticker import (  # noqa: E402
     ScalarFormatter,
 )
 from matplotlib.transforms import Bbox  # noqa: E402
+
+from verify.reporting.svg_compact import compact_svg  # noqa: E402
 
 RC = {
     "svg.hashsalt": "verify-report",  # fixed ids in the SVG
@@ -194,7 +197,9 @@ def plot_sweeps(sweeps: Sequence[dict], title: str, ylabel: str, stem: Path) -> 
     with plt.rc_context(RC), np.errstate(over="ignore"):  # log axes spanning ~300 decades overflow harmlessly
         fig = sweep_figure(sweeps, title, ylabel, kept=True)
         svg = stem.parent / f"{stem.name}.svg"
-        fig.savefig(svg, metadata=SVG_META)
+        text = io.StringIO()
+        fig.savefig(text, format="svg", metadata=SVG_META)
+    svg.write_text(compact_svg(text.getvalue()), encoding="utf-8")
     return [svg]
 
 
