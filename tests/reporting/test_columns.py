@@ -87,3 +87,76 @@ def test_grid_columns_are_coded_and_the_catalog_file_stays_small(outcome):
     entry = next(r for r in data["results"] if r["theorem"] == "chourasia2021.theorem3")
     assert all(isinstance(col, dict) and len(col["levels"]) < len(col["codes"])
                for col in entry["points"]["params"].values())
+
+
+def _with(results, wanted):
+    return next(r["points"] for r in results if wanted(r["points"]))
+
+
+def _damage_seconds(results):  # a coded column of seconds: accepted, then read as a list (KeyError) before
+    c = _with(results, lambda p: p["certificates"]["index"])["certificates"]
+    c["seconds"] = {"levels": [0.5], "codes": [0] * len(c["index"])}
+    return True  # a valid column: the file must read
+
+
+def _damage_missing_truth_key(results):
+    del _with(results, lambda p: p["n"])["truth"]["ess"]
+
+
+def _damage_companion_value(results):
+    points = _with(results, lambda p: any(c["direction"] == "lower" for c in p["companions"]))
+    companion = next(c for c in points["companions"] if c["direction"] == "lower")
+    values = _unpacked_list(companion["value"])
+    values[next(i for i, code in enumerate(companion["verdict"]["codes"]) if code is not None)] = None
+    companion["value"] = values
+
+
+def _damage_huge_value(results):
+    points = _with(results, lambda p: p["truth"]["rel_pad"] is not None)
+    values = _unpacked_list(points["truth"]["value"])
+    values[next(i for i, r in enumerate(_unpacked_list(points["truth"]["rel_pad"])) if r is not None)] = 10**400
+    points["truth"]["value"] = values
+
+
+def _unpacked_list(column):
+    from verify.reporting.columns import _unpacked
+
+    return list(_unpacked(column))
+
+
+@pytest.mark.parametrize("damage", [_damage_seconds, _damage_missing_truth_key, _damage_companion_value,
+                                    _damage_huge_value])
+def test_a_file_load_results_accepts_is_one_point_rows_reads(outcome, damage, tmp_path):
+    """Damaged files a hostile review found: load_results accepted them and point_rows then failed (KeyError,
+    TypeError, OverflowError). Each is now refused in one line, or (a coded column of seconds) read."""
+    data = json.loads(dump_results(results_document(outcome)))
+    valid = damage(data["results"])
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    try:
+        loaded = load_results(path)
+    except ParameterError as err:
+        assert not valid and "\n" not in str(err) and str(path) in str(err)
+        return
+    assert valid
+    for r in loaded["results"]:
+        point_rows(r["points"], r["theorem"], r["family"])
+        skipped_rows(r["skipped_points"])
+
+
+def test_theorem_values_equal_to_params_but_of_another_type_read_back_as_they_were(outcome, tmp_path):
+    """`theorem_values` is written "=params" only where it is the params column value for value, type and sign
+    included: an integer 1 beside a parameter 1.0 read back as 1.0 before."""
+    import dataclasses
+
+    result, name = next((r, k) for r in outcome.results if r.points for k, v in r.points[0].params.items()
+                        if isinstance(v, float) and v.is_integer() and k in r.points[0].theorem_values)
+    changed = dataclasses.replace(result.points[0], theorem_values={
+        **result.points[0].theorem_values, name: int(result.points[0].params[name])})
+    doc = results_document(dataclasses.replace(outcome, results=(dataclasses.replace(
+        result, points=(changed, *result.points[1:])),)))
+    path = tmp_path / "results.json"
+    path.write_text(dump_results(doc))
+    rows = point_rows(load_results(path)["results"][0]["points"], result.theorem, result.family)
+    value = rows[0]["theorem_values"][name]
+    assert type(value) is int and value == int(result.points[0].params[name])

@@ -25,9 +25,9 @@ NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 ROUNDED = 0.005 + 1e-9  # half of 0.01 pt
 
 
-def matplotlib_svg(panels: list[dict]) -> str:
+def matplotlib_svg(panels: list[dict], title: str = "a title", ylabel: str = "y") -> str:
     with plt.rc_context(RC):
-        fig = sweep_figure(panels, "a title", "y")
+        fig = sweep_figure(panels, title, ylabel)
         try:
             out = io.StringIO()
             fig.savefig(out, format="svg", metadata=SVG_META)
@@ -54,6 +54,9 @@ def assert_same_drawing(original: str, compact: str) -> None:
     assert [e.tag for e in left] == [e.tag for e in right]
     for x, y in zip(left, right, strict=True):
         where = f"<{x.tag}> {x.attrib}"
+        if x.tag.endswith(("}text", "}tspan")):  # drawn text: every character, whitespace included
+            assert (x.text, x.tail if x.tag.endswith("tspan") else None) == (
+                y.text, y.tail if y.tag.endswith("tspan") else None), where
         assert (x.text or "").strip() == (y.text or "").strip() or x.tag.endswith("style"), where
         attrs = dict(y.attrib)
         if "class" in attrs:
@@ -93,3 +96,24 @@ def test_a_broken_compaction_is_caught():
     moved = re.sub(r'( x=")([\d.]+)"', lambda m: f'{m.group(1)}{float(m.group(2)) + 0.01:.2f}"', compact, count=1)
     with pytest.raises(AssertionError):
         assert_same_drawing(original, moved)
+
+
+HOSTILE = ['Thm  x="1.23456"', 'a transform="rotate(0 1 2)" b', 'A d="M 1.23456\n  2"', 'x style="}*{fill:red}"',
+           'b style="fill: red; stroke: none" c', "  two  spaces  ", "1.234567 < 2 & 3 > 1", "Rényi α⁻³ 10⁻³",
+           '<g id="x">', "line one\nline two"]
+
+
+@settings(max_examples=10, deadline=None, database=None)
+@given(title=st.sampled_from(HOSTILE) | st.text("ab <>&\"'=}{;:$.0123456789eα⁻³\n\t dxystylegi", max_size=40),
+       ylabel=st.sampled_from(HOSTILE))
+def test_text_is_never_rewritten_whatever_it_says(title, ylabel):
+    """Titles and labels that look like attributes, styles or tags (matplotlib does not escape quotes in text) are
+    drawn as they were: before, a title with ` x="1.23456"` lost digits, and one with a repeated ` style="..."` became
+    a class and put its CSS in the style sheet (found by a hostile review)."""
+    from .test_plot_ticks import _sweep
+
+    panels = [_sweep("K", [1.0, 10.0, 100.0], [1.0, 2.0, 3.0], [2.0, 1.5, 1.1])] * 2
+    original = matplotlib_svg(panels, title, ylabel)
+    compact = compact_svg(original)
+    assert_same_drawing(original, compact)
+    assert "fill:red" not in compact.split("</style>")[0]

@@ -84,7 +84,8 @@ def point_columns(points: Sequence[PointResult], companion_order: Sequence[str] 
     values = _table([p.theorem_values for p in points])
     theorem_values = {}
     for name, col in values.items():
-        same = name in params and all(v == w for v, w in zip(col, params[name], strict=True))
+        same = name in params and all(type(v) is type(w) and repr(v) == repr(w)  # 1 is not 1.0, nor -0.0 0.0
+                                      for v, w in zip(col, params[name], strict=True))
         theorem_values[name] = SAME_AS_PARAMS if same else _packed(col)
     seen = dict.fromkeys(companion_order)
     for p in points:
@@ -152,12 +153,12 @@ def _certificate_columns(points: Sequence[PointResult]) -> dict:
 def _certificate_rows(columns: Mapping) -> dict[int, dict]:
     coded = {k: _decoded(columns[k]) for k in ("verdict", "filter_verdict", "method", "reason")}
     ends = {k: _unpacked(columns[k]) for k in ("truth_lower", "truth_upper", "bound_lower", "bound_upper",
-                                               "precision_bits")}
+                                               "precision_bits", "seconds")}
     return {i: {"verdict": coded["verdict"][k], "filter_verdict": coded["filter_verdict"][k],
                 "truth": [ends["truth_lower"][k], ends["truth_upper"][k]],
                 "bound": [ends["bound_lower"][k], ends["bound_upper"][k]], "method": coded["method"][k],
                 "precision_bits": ends["precision_bits"][k], "reason": coded["reason"][k],
-                "seconds": columns["seconds"][k]}
+                "seconds": ends["seconds"][k]}
             for k, i in enumerate(columns["index"])}
 
 
@@ -269,6 +270,14 @@ def _number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+def _finite(v: Any) -> bool:
+    """A number that is a finite float (a JSON integer of 400 digits is a number, but no float)."""
+    try:
+        return _number(v) and math.isfinite(float(v))
+    except OverflowError:
+        return False
+
+
 def _count(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
@@ -345,25 +354,29 @@ def _points_problem(p: Any, where: str) -> str:
         *(f"{where}.theorem_values.{k} is neither {SAME_AS_PARAMS!r} nor a list of {n} entries"
           for k, col in names.items() if col != SAME_AS_PARAMS and _list_problem(col, n, "")),
         _list_problem(truth.get("value"), n, f"{where}.truth.value"),
-        *(_list_problem(truth.get(k), n, f"{where}.truth.{k}", nullable=True)
+        *(f"{where}.truth.{k} is missing (null where no point has one)" if k not in truth else
+          _list_problem(truth[k], n, f"{where}.truth.{k}", nullable=True)
           for k in ("rel_pad", "lower", "upper", "confidence", "ess")),
         *(_coded_problem(truth.get(k), n, f"{where}.truth.{k}") for k in ("method", "detail")))
     if problem:
         return problem
     rel = _column(truth.get("rel_pad"), n)
-    if any(r is not None and not (_number(r) and _number(v)) for r, v in zip(rel, _unpacked(truth["value"]),
+    if any(r is not None and not (_finite(r) and _finite(v)) for r, v in zip(rel, _unpacked(truth["value"]),
                                                                             strict=True)):
-        return f"{where}.truth: a rel_pad beside a value that is not a number"
+        return f"{where}.truth: a rel_pad beside a value that is not a finite number"
     for j, c in enumerate(p["companions"]):
         cw = f"{where}.companions[{j}]"
         if not isinstance(c, dict) or not all(isinstance(c.get(k), str) for k in ("theorem", "direction")):
             return f"{cw} is not an object with strings theorem and direction"
         if _list_problem(c.get("value"), n, "") or not all(
-                v is None or _number(v) or v in _NON_FINITE for v in _unpacked(c["value"])):
+                v is None or _finite(v) or v in _NON_FINITE for v in _unpacked(c["value"])):
             return f"{cw}.value is not a list of {n} numbers or nulls"
         problem = _coded_problem(c.get("verdict"), n, f"{cw}.verdict")
         if problem:
             return problem
+        if any((v is None) != (code is None) for v, code in zip(_unpacked(c["value"]), c["verdict"]["codes"],
+                                                                 strict=True)):
+            return f"{cw}: a value without a verdict, or a verdict without a value"
     return _certificates_problem(p["certificates"], n, f"{where}.certificates")
 
 
