@@ -3,10 +3,10 @@
 Schema 2 wrote every point as an object repeating its keys, theorem, family and truth description: 28 MB for the
 catalog. Schema 3 writes one array per field (`n` entries each), strings as `{"levels": [...], "codes": [...]}`
 (codes index levels; null where absent), a column of numbers the same way where that is shorter (schema 3.4:
-grid parameters, bounds and pads repeat a few values), a column that is null throughout as null, certificates for the points
-that have one (with each point's index), an exact truth's interval value -+ |value| rel_pad as its pad where that
-gives both ends bit for bit, and leaves out what a point repeats from its result (theorem, family) or derives
-from its own fields (`lower`, the largest companion lower bound). `point_rows` gives back exactly the schema-2
+grid parameters, bounds and pads repeat a few values), a column that is null throughout as null, certificates for
+the points that have one (with each point's index), an exact truth's interval value -+ |value| rel_pad as its pad
+where that gives both ends bit for bit, and leaves out what a point repeats from its result (theorem, family) or
+derives from its own fields (`lower`, the largest companion lower bound). `point_rows` gives back exactly the schema-2
 point objects; `load_results` reads a results file and tells a reader of another schema what it has.
 """
 
