@@ -16,7 +16,6 @@ before it is made. `caps_env()`/`caps_from(env)` carry both caps to a worker who
 from __future__ import annotations
 
 import ctypes
-import gc
 import heapq
 import itertools
 import math
@@ -352,17 +351,6 @@ def _raise_if_overran(late: str | None, exc: BaseException | None) -> None:
         raise DeadlineExceeded(f"{late} ran past its deadline") from exc
 
 
-def _swallowing(frame) -> bool:
-    """True if `frame` runs inside a garbage-collector callback or a finaliser (`__del__`): CPython reports an
-    exception raised there as unraisable ("Exception ignored in") and goes on, so an interrupt must not land there."""
-    callbacks = {getattr(cb, "__code__", None) for cb in gc.callbacks}
-    while frame is not None:
-        if frame.f_code in callbacks or frame.f_code.co_name == "__del__":
-            return True
-        frame = frame.f_back
-    return False
-
-
 # signal.signal without its enum conversion of the handler it returns (a function is looked up in signal.Handlers
 # through a ValueError: ~10 us, twice per point); what it returns is only handed back to it
 _set_handler = getattr(signal, "_signal", signal).signal
@@ -438,9 +426,6 @@ class deadline:  # noqa: N801 - used as a function: `with deadline(seconds, what
             _purge(me, sys._getframe(), False)  # a block whose exit this signal interrupted has ended all the same
             now = time.monotonic()
             passed = [e for e in me.stack if e.end <= now + 1e-3]
-            if passed and _swallowing(frame):  # raised here, it would be lost: land just after instead
-                signal.setitimer(signal.ITIMER_REAL, _SOON_S)
-                return
             if passed:  # again shortly if the block still runs (the exception was lost or caught)
                 signal.setitimer(signal.ITIMER_REAL, _AGAIN_S)
                 raise DeadlineExceeded(f"{min(passed, key=lambda e: e.end).what} ran past its deadline")
