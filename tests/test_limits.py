@@ -192,6 +192,28 @@ def test_a_block_that_overran_fails_even_when_its_interrupt_was_lost(where):
     assert (overrun() if where == "main" else _in_thread(overrun)) == "the block ran past its deadline"
 
 
+@pytest.mark.parametrize("where", ["main", "thread"])
+def test_an_interrupt_waits_for_an_import_to_end(where, tmp_path, monkeypatch):
+    """A deadline that passes while a module is being imported stops the block once the import has ended: cut short,
+    an import leaves half-initialised extension modules behind (every later import of scipy.optimize in the process
+    failed with pybind11's 'type "ObjSense" is already registered', seen on CI)."""
+    name = f"slow_import_{where}"
+    (tmp_path / f"{name}.py").write_text("import time\nend = time.monotonic() + 0.15\nwhile time.monotonic() < end:\n"
+                                         "    pass\nDONE = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def importing():
+        try:
+            with deadline(0.02, "the block"):
+                __import__(name)
+                _spin()
+        except DeadlineExceeded as err:
+            return str(err)
+
+    message = importing() if where == "main" else _in_thread(importing)
+    assert message == "the block ran past its deadline" and sys.modules[name].DONE
+
+
 def _reraised_as(error: type[BaseException], seconds: float):
     """A block whose code turns the interrupt into `error` (C code reports a signal's exception that reached it as a
     SystemError "returned a result with an exception set", chained to it; a handler wraps it in an error of its own)

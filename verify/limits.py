@@ -176,20 +176,34 @@ _set_async_exc.argtypes = (ctypes.c_ulong, ctypes.py_object)
 _set_async_exc.restype = ctypes.c_int
 
 
-def _raise_in(entry: _Entry) -> bool:
-    """Raise DeadlineInterrupt in the thread of `entry` if its `with` block still runs there (under _lock); else
-    forget the entry (its block ended without its exit being able to say so, or the thread is gone)."""
+def _importing(frame, block) -> bool:
+    """True if `frame` runs a module's import started inside the `with` block whose frame is `block`: an import cut
+    short leaves half-initialised extension modules behind (every later import of scipy.optimize in the process
+    failed with pybind11's 'type "ObjSense" is already registered'), so an interrupt waits for the import to end."""
+    while frame is not None and frame is not block:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _raise_in(entry: _Entry) -> float | None:
+    """Raise DeadlineInterrupt in the thread of `entry` if its `with` block still runs there and imports no module
+    (under _lock); the seconds after which to look again, or None where the entry is forgotten (its block ended
+    without its exit being able to say so, or the thread is gone)."""
     thread = entry.thread
     top = sys._current_frames().get(thread.ident)
+    if _importing(top, entry.frame):
+        return _SOON_S
     while top is not None and top is not entry.frame:
         top = top.f_back
     if top is None:
         entry.active = False
         thread.stack[:] = [e for e in thread.stack if e is not entry]
-        return False
+        return None
     if _set_async_exc(thread.ident, DeadlineInterrupt):
         thread.pending = True
-    return True
+    return _AGAIN_S  # again until its block ends
 
 
 def _clear_pending(thread: _Thread) -> None:
@@ -237,8 +251,9 @@ class _Watchdog:
                     if e.thread.deferred:  # inside C code calling back into Python: not there
                         self.push(now + _RETRY_S, e)
                         continue
-                    if _raise_in(e):
-                        self.push(now + _AGAIN_S, e)  # until its block ends
+                    again = _raise_in(e)
+                    if again is not None:
+                        self.push(now + again, e)
                 self.wake.wait(self.heap[0][0] - now if self.heap else None)
 
 
@@ -426,6 +441,9 @@ class deadline:  # noqa: N801 - used as a function: `with deadline(seconds, what
             _purge(me, sys._getframe(), False)  # a block whose exit this signal interrupted has ended all the same
             now = time.monotonic()
             passed = [e for e in me.stack if e.end <= now + 1e-3]
+            if passed and _importing(frame, passed[-1].frame):  # not inside an import: just after it
+                signal.setitimer(signal.ITIMER_REAL, _SOON_S)
+                return
             if passed:  # again shortly if the block still runs (the exception was lost or caught)
                 signal.setitimer(signal.ITIMER_REAL, _AGAIN_S)
                 raise DeadlineExceeded(f"{min(passed, key=lambda e: e.end).what} ran past its deadline")
