@@ -214,6 +214,37 @@ def test_an_interrupt_waits_for_an_import_to_end(where, tmp_path, monkeypatch):
     assert message == "the block ran past its deadline" and sys.modules[name].DONE
 
 
+class _SlowCallback:
+    """A garbage-collector callback (or, called from a finaliser, a finaliser) that outlasts a deadline."""
+
+    def __call__(self, phase="start", info=None):
+        if phase == "start":
+            _SlowFinaliser.__del__(None)
+
+
+@pytest.mark.parametrize("where", ["a garbage-collector callback", "a finaliser"])
+def test_an_interrupt_swallowed_where_it_landed_fires_again_at_once_unreported(where, monkeypatch):
+    """On the main thread, an interrupt that lands where CPython swallows exceptions (a collector or weak-reference
+    callback, a finaliser) is not reported ("Exception ignored in": a warning in CI's output, from hypothesis's gc
+    callback) and stops the block as soon as the callback has returned, not 0.1 s later."""
+    import gc
+
+    lost = []
+    monkeypatch.setattr(sys, "unraisablehook", lost.append)
+    callback = _SlowCallback()
+    gc.callbacks.append(callback)  # the collector's own list (setattr would only rebind the name)
+    start = time.monotonic()
+    try:
+        with pytest.raises(DeadlineExceeded, match="the block ran past its deadline"):
+            with deadline(0.02, "the block"):
+                gc.collect() if where.startswith("a garbage") else _SlowFinaliser()
+                _spin()
+    finally:
+        gc.callbacks.remove(callback)
+    assert lost == [] and time.monotonic() - start < 0.5
+    assert sys.unraisablehook == lost.append  # the hook the block found is back
+
+
 def _reraised_as(error: type[BaseException], seconds: float):
     """A block whose code turns the interrupt into `error` (C code reports a signal's exception that reached it as a
     SystemError "returned a result with an exception set", chained to it; a handler wraps it in an error of its own)

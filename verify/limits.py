@@ -181,10 +181,14 @@ def _importing(frame, block) -> bool:
     short leaves half-initialised extension modules behind (every later import of scipy.optimize in the process
     failed with pybind11's 'type "ObjSense" is already registered'), so an interrupt waits for the import to end."""
     while frame is not None and frame is not block:
-        if frame.f_code.co_filename.startswith("<frozen importlib"):
+        if _imports(frame):
             return True
         frame = frame.f_back
     return False
+
+
+def _imports(frame) -> bool:
+    return frame.f_code.co_filename.startswith("<frozen importlib")
 
 
 def _raise_in(entry: _Entry) -> float | None:
@@ -193,14 +197,16 @@ def _raise_in(entry: _Entry) -> float | None:
     without its exit being able to say so, or the thread is gone)."""
     thread = entry.thread
     top = sys._current_frames().get(thread.ident)
-    if _importing(top, entry.frame):
-        return _SOON_S
+    importing = False
     while top is not None and top is not entry.frame:
+        importing = importing or _imports(top)
         top = top.f_back
     if top is None:
         entry.active = False
         thread.stack[:] = [e for e in thread.stack if e is not entry]
         return None
+    if importing:
+        return _SOON_S
     if _set_async_exc(thread.ident, DeadlineInterrupt):
         thread.pending = True
     return _AGAIN_S  # again until its block ends
@@ -446,19 +452,34 @@ class deadline:  # noqa: N801 - used as a function: `with deadline(seconds, what
                 return
             if passed:  # again shortly if the block still runs (the exception was lost or caught)
                 signal.setitimer(signal.ITIMER_REAL, _AGAIN_S)
-                raise DeadlineExceeded(f"{min(passed, key=lambda e: e.end).what} ran past its deadline")
+                interrupt = DeadlineExceeded(f"{min(passed, key=lambda e: e.end).what} ran past its deadline")
+                interrupt.from_alarm = True  # told apart by the unraisable hook
+                raise interrupt
             if me.stack:
                 signal.setitimer(signal.ITIMER_REAL, max(remaining(), 1e-3))  # an outer, later deadline
 
+        previous_hook = sys.unraisablehook
+
+        def on_unraisable(args) -> None:
+            """An interrupt raised where CPython swallows exceptions (a garbage-collector or weak-reference callback, a
+            finaliser: "Exception ignored in") fires again at once, unreported; anything else goes on as before."""
+            if getattr(args.exc_value, "from_alarm", False):
+                signal.setitimer(signal.ITIMER_REAL, _SOON_S)
+            else:
+                previous_hook(args)
+
         previous_handler = _set_handler(signal.SIGALRM, on_alarm)
+        sys.unraisablehook = on_unraisable
         previous_timer = signal.setitimer(signal.ITIMER_REAL, max(remaining(), 1e-3))
-        self._signal = (previous_handler, previous_timer)
+        self._signal = (previous_handler, previous_timer, previous_hook, on_unraisable)
 
     def _disarm_signal(self, me: _Thread, entry: _Entry) -> None:
-        previous_handler, previous_timer = self._signal
+        previous_handler, previous_timer, previous_hook, hook = self._signal
         self._signal = None
         _truncate(me, entry)
         signal.setitimer(signal.ITIMER_REAL, 0)
         _set_handler(signal.SIGALRM, previous_handler)
+        if sys.unraisablehook is hook:  # not where another hook has since been put
+            sys.unraisablehook = previous_hook
         if previous_timer and previous_timer[0] > 0:  # re-arm an outer timer for what is left of it
             signal.setitimer(signal.ITIMER_REAL, max(remaining(), 1e-3) if me.stack else previous_timer[0])

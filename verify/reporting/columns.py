@@ -37,6 +37,11 @@ def _decoded(column: Mapping) -> list[str | None]:
     return [None if c is None else levels[c] for c in column["codes"]]
 
 
+def _identity(v: Any) -> tuple[type, str]:
+    """What tells two written values apart: equal values of another type or sign (1 and 1.0, -0.0 and 0.0) differ."""
+    return type(v), repr(v)
+
+
 def _packed(values: list) -> list | dict:
     """A column of numbers (or of decimal strings) as written: coded like a column of strings where that is shorter
     (grid parameters, bounds and pads repeat a few values), else as it is. Levels are told apart by type and repr,
@@ -50,9 +55,9 @@ def _packed(values: list) -> list | dict:
             codes.append(None)
             nulls += 1
             continue
-        text = repr(v)
-        plain += len(text) + 1
-        code = levels.setdefault((type(v), text), len(levels))
+        key = _identity(v)
+        plain += len(key[1]) + 1
+        code = levels.setdefault(key, len(levels))
         if code == len(firsts):
             firsts.append(v)
         codes.append(code)
@@ -84,8 +89,7 @@ def point_columns(points: Sequence[PointResult], companion_order: Sequence[str] 
     values = _table([p.theorem_values for p in points])
     theorem_values = {}
     for name, col in values.items():
-        same = name in params and all(type(v) is type(w) and repr(v) == repr(w)  # 1 is not 1.0, nor -0.0 0.0
-                                      for v, w in zip(col, params[name], strict=True))
+        same = name in params and all(_identity(v) == _identity(w) for v, w in zip(col, params[name], strict=True))
         theorem_values[name] = SAME_AS_PARAMS if same else _packed(col)
     seen = dict.fromkeys(companion_order)
     for p in points:
