@@ -14,6 +14,7 @@ import mpmath
 
 from verify.errors import AssumptionError, ParameterError, UndefinedBoundError, did_you_mean
 from verify.families import family as get_family
+from verify.isolation import session
 from verify.limits import deadline, truth_deadline
 from verify.memo import remembered, truth_of
 from verify.model import (
@@ -353,6 +354,7 @@ def _companion_value(other: Theorem, family: str, point: Mapping[str, float], tr
     return CompanionValue(other.id, other.direction.value, float(value), verdict)
 
 
+@session()
 def check_point(theorem: Theorem, app: Application, params: Mapping[str, float],
                 companions: Sequence[Theorem] = (), *, rigorous: bool = True) -> PointResult:
     """Check `theorem` on `app.family` at one point. Raises AssumptionError/ParameterError on bad input.
@@ -578,6 +580,7 @@ def grid_points(app: Application) -> list[dict[str, float]]:
     return out
 
 
+@session()
 def check_application(theorem: Theorem, app: Application, companions: Sequence[Theorem] = ()) -> ApplicationResult:
     """Check `theorem` over the default grid of `app`.
 

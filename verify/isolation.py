@@ -5,13 +5,19 @@ verify.memo calls): their code may sit in one long C call, or catch the Deadline
 raises, and no in-process deadline stops either. Built-in families run in-process (verify.limits' deadlines hold for
 them in every thread).
 
-The worker is forked from this process, so it has the families and their closures; it is kept and reused across
-points (one per thread: ~0.3 ms a point more than in-process; a fresh fork per point costs 10-45 ms on a 2-core
-machine) and replaced after a kill, a memory error, a change of the memory cap, or when a family it does not have
-(by identity) is asked for. It sees this process's environment (sent with each request where it changed); other
-state changed here after the fork it does not see (VERIFY_ISOLATION=fork forks afresh for every truth). Its address
-space is capped (RLIMIT_AS) at its size when forked plus the memory cap (env VERIFY_MEMORY_CAP) plus HEADROOM: an
-allocation past it is a MemoryLimitExceeded.
+The worker is forked from this process, so it has the families and their closures, as they are when it is forked.
+It lives for one evaluation session (`session()`: a search, a check, a run's family group; sessions nest and share
+the outermost one's worker) and is ended when the session ends, so a later session computes what the caller's code
+computes then (a plugin module's globals changed, a pytest `monkeypatch`, a family registered again); within a
+session it is reused across points (~0.3 ms a point more than in-process; a fresh fork per point costs 10-45 ms on a
+2-core machine). Outside any session each truth forks afresh. A worker is replaced after a kill, a memory error, a
+change of the memory cap, or when a family it does not have (by identity) is asked for. It sees this process's
+environment (sent with each request where it changed). Every request carries an id that its reply echoes: any
+exception between a request and its reply (a deadline, Ctrl-C) ends the worker, and a reply to another request is
+never taken for this one's. Its address space is capped (RLIMIT_AS) at its size when forked plus the memory cap (env
+VERIFY_MEMORY_CAP) plus HEADROOM: an allocation past it is a MemoryLimitExceeded. Whatever a family's code raises in
+a worker, SystemExit and KeyboardInterrupt included (SIGINT is ignored there, so it is the code's own), comes back as
+that point's error, never as an exit of verify's.
 A truth comes back pickled, which drops its `enclose` closure (verify.results.Truth), so an isolated truth gets an
 `enclose` that runs in the worker too and sends the Enclosure's ends back exactly (Arb balls as integer
 mantissa-exponent pairs). Exceptions come back as they were raised (class, args and attributes).
@@ -25,7 +31,9 @@ in-process.
 from __future__ import annotations
 
 import collections
+import contextlib
 import ctypes
+import itertools
 import dataclasses
 import os
 import pickle
@@ -38,7 +46,8 @@ from collections.abc import Callable, Mapping
 from multiprocessing import Pipe
 from typing import TYPE_CHECKING, Any
 
-from verify.errors import DeadlineExceeded, MemoryLimitExceeded, ParameterError, ResourceLimitError, VerifyError
+from verify.errors import (DeadlineExceeded, MemoryLimitExceeded, ParameterError, PluginError, ResourceLimitError,
+                           VerifyError)
 from verify.limits import caps_env, deferred_deadline, memory_cap, remaining, truth_deadline
 from verify.results import Truth
 
@@ -78,7 +87,7 @@ def truth(family: Family, quantity: Quantity, params: Mapping[str, float]) -> Tr
         return family.truth_validated(quantity, params)
     key = (family.name, quantity, tuple(sorted(params.items())))
     what = f"the {family.name} truth"
-    if mode() == "fork":
+    if mode() == "fork" or not _in_session():
         found, enclosable = call_capped(_truth_job, family, key, seconds=_budget(what), what=what)
     else:
         found, enclosable = _worker_for(family).ask(("truth", key), _budget(what), what)
@@ -114,7 +123,7 @@ def _budget(what: str) -> float:
 
 def _truth_job(family: Family, key: tuple, cache: dict | None = None) -> tuple[Any, bool]:
     _, quantity, items = key
-    found = family.truth_validated(quantity, dict(items))
+    found = family.truth_validated(quantity, dict(items), in_worker=True)
     if cache is not None and isinstance(found, Truth) and found.enclose is not None:
         cache[key] = found
         while len(cache) > _CACHED_TRUTHS:
@@ -125,7 +134,7 @@ def _truth_job(family: Family, key: tuple, cache: dict | None = None) -> tuple[A
 def _enclose_job(family: Family, key: tuple, prec: int, cache: dict | None = None) -> Any:
     found = (cache or {}).get(key)
     if found is None:  # a fresh worker (the one that computed the truth was replaced): compute it again
-        found = family.truth_validated(key[1], dict(key[2]))
+        found = family.truth_validated(key[1], dict(key[2]), in_worker=True)
     if getattr(found, "enclose", None) is None:
         raise VerifyError(f"the {family.name} truth has no enclosure here")
     return _encode_enclosure(found.enclose(prec))
@@ -139,7 +148,7 @@ class _IsolatedEnclose:
 
     def __call__(self, prec: int) -> Any:
         what = f"the {self.family.name} truth's enclosure"
-        if mode() == "fork":
+        if mode() == "fork" or not _in_session():
             encoded = call_capped(_enclose_job, self.family, self.key, prec, seconds=_budget(what), what=what)
         else:
             encoded = _worker_for(self.family).ask(("enclose", self.key, prec), _budget(what), what)
@@ -288,6 +297,17 @@ def _apply_env(env: Mapping[str, str] | None) -> None:
         os.environ.update(env)
 
 
+def _as_error(err: BaseException, request: tuple) -> BaseException:
+    """What the parent raises for `err`: an Exception as it is; a SystemExit, KeyboardInterrupt or other
+    BaseException that the code run here raised (this process ignores SIGINT and is never asked to exit) is that
+    computation's error, a PluginError naming it, never an exit or an interrupt of the parent's."""
+    if isinstance(err, Exception):
+        return err
+    where = f"the {request[1][0]} truth" if request[0] in ("truth", "enclose") else "an isolated computation"
+    detail = f"code {err.code!r}" if isinstance(err, SystemExit) else str(err)
+    return PluginError(f"{where} raised {type(err).__name__}" + (f": {detail}" if detail else ""))
+
+
 def _child_main(conn: Any, families: Mapping[str, Family], job: tuple | None, cap: int) -> None:
     """The forked process: answer requests until the parent closes the connection (or one job, then exit)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops this process
@@ -296,10 +316,10 @@ def _child_main(conn: Any, families: Mapping[str, Family], job: tuple | None, ca
     cache: dict = collections.OrderedDict()
     while True:
         if job is not None:
-            request, env = ("job",), None
+            rid, request, env = 0, ("job",), None
         else:
             try:
-                request, env = conn.recv()
+                rid, request, env = conn.recv()
             except (EOFError, OSError):
                 return
         fatal = False
@@ -311,18 +331,18 @@ def _child_main(conn: Any, families: Mapping[str, Family], job: tuple | None, ca
                 value = _truth_job(families[request[1][0]], request[1], cache)
             else:
                 value = _enclose_job(families[request[1][0]], request[1], request[2], cache)
-            reply = ("ok", value)
+            reply = (rid, "ok", value)
         except BaseException as err:  # noqa: BLE001 - the parent re-raises it
             memory = _memory_error(err)
             if memory is not None:  # the process may be in a bad state: answer, then end
-                reply, fatal = ("memory", str(memory)), True
+                reply, fatal = (rid, "memory", str(memory)), True
             else:
-                reply = ("error", _exception_payload(err))
+                reply = (rid, "error", _exception_payload(_as_error(err, request)))
         try:
             data = pickle.dumps(reply)
         except Exception as err:  # noqa: BLE001 - an answer that cannot travel is an error there
-            data = pickle.dumps(("error", ("text", type(err).__qualname__,
-                                           f"its result cannot be sent back ({err})", True)))
+            data = pickle.dumps((rid, "error", ("text", type(err).__qualname__,
+                                                f"its result cannot be sent back ({err})", True)))
         try:
             conn.send_bytes(data)
         except OSError:
@@ -338,6 +358,7 @@ class _Child:
         self.families = dict(families or {})
         self.cap = memory_cap()
         self.env: dict | None = None  # the environment it has (sent when it changes)
+        self.ids = itertools.count(1)  # request ids (a job's reply carries 0)
         _reap()
         ours, theirs = Pipe(duplex=True)
         with warnings.catch_warnings():  # Python >= 3.12 warns of fork in a threaded process: the child runs one job
@@ -369,22 +390,38 @@ class _Child:
         return self.pid is not None
 
     def ask(self, request: tuple, seconds: float, what: str) -> Any:
+        """Send `request` and return its reply. The in-process deadline is deferred from before the request is sent
+        until its reply is read (the wait stops the worker at `seconds` instead), and any exception in between (Ctrl-C,
+        a broken connection) ends the worker: a reply left unread would answer the next request."""
         env = dict(os.environ)
         for name, value in caps_env().items():  # caps carried to this thread (a Dask task) count as environment
             if value is None:
                 env.pop(name, None)
             else:
                 env[name] = value
-        sent = None if env == self.env else env
-        try:
-            self.conn.send((request, sent))
-        except OSError:
-            self.stop()
-            raise WorkerDied(f"{what}: its worker process is gone") from None
-        self.env = env
-        return self.answer(seconds, what)
+        with deferred_deadline(what):
+            try:
+                rid = next(self.ids)
+                try:
+                    self.conn.send((rid, request, None if env == self.env else env))
+                except OSError:
+                    raise WorkerDied(f"{what}: its worker process is gone") from None
+                self.env = env
+                kind, value = self._receive(seconds, what, rid)
+            except BaseException:
+                if self.pid is not None:
+                    self.stop()
+                raise
+        return self._result(kind, value, what)
 
     def answer(self, seconds: float, what: str) -> Any:
+        """The reply of a one-job process (its id is 0)."""
+        return self._result(*self._receive(seconds, what, 0), what)
+
+    def _receive(self, seconds: float, what: str, rid: int) -> tuple[str, Any]:
+        """The reply to request `rid`: replies to earlier requests (abandoned by an exception that ended the wait
+        before this worker was stopped) are passed over, never taken for this one's; the process is stopped at
+        `seconds`, where any exception interrupts the wait, or where it answers a request not asked yet."""
         end = time.monotonic() + seconds
         with deferred_deadline(what):  # the in-process deadline does not interrupt the wait: this one stops the child
             try:
@@ -394,8 +431,12 @@ class _Child:
                         raise DeadlineExceeded(f"{what} ran past its deadline ({seconds:.3g} s); its process was "
                                                "stopped")
                     if self.conn.poll(min(left, 1.0)):
-                        break
-                kind, value = pickle.loads(self.conn.recv_bytes())
+                        replied, kind, value = pickle.loads(self.conn.recv_bytes())
+                        if replied == rid:
+                            return kind, value
+                        if replied > rid:
+                            raise WorkerDied(f"{what}: its worker answered request {replied}, not asked yet, for "
+                                             f"request {rid}")
             except (EOFError, OSError):
                 how = self.stop()
                 raise WorkerDied(f"{what}: its process died ({how}) without an answer: a crash in its code, or a "
@@ -404,6 +445,8 @@ class _Child:
             except BaseException:
                 self.stop()
                 raise
+
+    def _result(self, kind: str, value: Any, what: str) -> Any:
         if kind == "ok":
             return value
         if kind == "memory":
@@ -415,16 +458,18 @@ class _Child:
 
     def stop(self, wait: bool = True) -> str:
         """Kill and reap the process (`wait=False`: reap it later); says how it ended."""
-        pid, self.pid = self.pid, None
+        pid = self.pid
+        if pid is not None:  # killed first: an interrupt that lands in here leaves no live process behind
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.pid = None
         conn, self.conn = self.conn, None
         if conn is not None:
             conn.close()
         if pid is None:
             return "already reaped"
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
         if not wait:
             _UNREAPED.append(pid)
             return "killed"
@@ -451,7 +496,30 @@ class _Child:
             self.stop()
 
 
-_workers = threading.local()  # .worker: this thread's _Child
+_workers = threading.local()  # .worker: this thread's _Child; .depth: how many sessions this thread is inside
+
+
+def _in_session() -> bool:
+    return getattr(_workers, "depth", 0) > 0
+
+
+class session(contextlib.ContextDecorator):  # noqa: N801 - used as a function and a decorator
+    """One evaluation session (a search, a check, a run's family group) in this thread: isolated truths share one
+    worker process inside it, forked at its first isolated truth, so it computes what the caller's code computes
+    when the session starts; the worker ends with the outermost session. Sessions nest (the inner ones share it)."""
+
+    def __enter__(self) -> session:
+        depth = getattr(_workers, "depth", 0)
+        if depth == 0:
+            shutdown()  # one left behind (an exit that was itself interrupted) is not reused
+        _workers.depth = depth + 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _workers.depth = getattr(_workers, "depth", 1) - 1
+        if _workers.depth <= 0:
+            _workers.depth = 0
+            shutdown(wait=False)
 
 
 def _worker_for(family: Family) -> _Child:
@@ -467,12 +535,12 @@ def _worker_for(family: Family) -> _Child:
     return worker
 
 
-def shutdown() -> None:
-    """Stop this thread's worker process (a later isolated truth forks a new one)."""
+def shutdown(wait: bool = True) -> None:
+    """Stop this thread's worker process (a later isolated truth forks a new one); `wait=False` reaps it later."""
     worker = getattr(_workers, "worker", None)
+    _workers.worker = None
     if worker is not None:
-        worker.stop()
-        _workers.worker = None
+        worker.stop(wait=wait)
 
 
-__all__ = ["HEADROOM", "MODES", "WorkerDied", "call_capped", "mode", "shutdown", "trusted", "truth"]
+__all__ = ["HEADROOM", "MODES", "WorkerDied", "call_capped", "mode", "session", "shutdown", "trusted", "truth"]

@@ -27,14 +27,16 @@ _MEMO: ContextVar[dict | None] = ContextVar("verify_truth_memo", default=None)
 @contextmanager
 def shared_truths(known: Mapping[tuple, Truth] | None = None) -> Iterator[dict]:
     """Memoise truths until the block ends (nested blocks share the outer memo); an outermost block starts from the
-    `known` truths (`truths_in` of another memo, e.g. a run's, whose sweeps then reuse them)."""
+    `known` truths (`truths_in` of another memo, e.g. a run's, whose sweeps then reuse them). It is an isolation
+    session too: a plugin family's truths are computed by code as it is when the block starts."""
     memo = _MEMO.get()
     if memo is not None:
         yield memo
         return
     token = _MEMO.set(dict(known or {}))
     try:
-        yield _MEMO.get()
+        with isolation.session():  # isolated truths share one worker, forked afresh for this block
+            yield _MEMO.get()
     finally:
         _MEMO.reset(token)
         truth_cache.flush()  # what this block computed joins the on-disk cache, where one is in use

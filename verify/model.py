@@ -457,10 +457,12 @@ class Family:
                                  f"{', '.join(q.value for q in self.truths)}") from None
         return self.truth_validated(quantity, self.validate(quantity, params))
 
-    def truth_validated(self, quantity: Quantity, params: Mapping[str, float]) -> Truth:
+    def truth_validated(self, quantity: Quantity, params: Mapping[str, float], *, in_worker: bool = False) -> Truth:
         """The truth at parameters already returned by `validate`, checked against the quantity's range
         (`checked_truth`): a truth function that breaks its contract is a PluginError naming the family, and so is
-        an unexpected exception inside a user-registered family's truth (inside a built-in one it is a bug)."""
+        an unexpected exception inside a user-registered family's truth (inside a built-in one it is a bug), a
+        SystemExit included. A KeyboardInterrupt is the user's Ctrl-C in-process; `in_worker` (verify.isolation's
+        worker process, which ignores SIGINT) makes it the code's own, a PluginError too."""
         from verify.errors import PluginError, VerifyError
         from verify.families import BUILT_IN
 
@@ -468,7 +470,10 @@ class Family:
             truth = self.truths[quantity](**params)
         except VerifyError:
             raise
-        except Exception as err:
+        except BaseException as err:
+            if not isinstance(err, Exception) and (self.name in BUILT_IN or
+                                                   isinstance(err, KeyboardInterrupt) and not in_worker):
+                raise
             if self.name in BUILT_IN:
                 if isinstance(err, _BEYOND_FLOATS) and _extreme(params):  # a float kernel at 1e308 or 1e-320
                     raise ParameterError(f"family {self.name}: its {quantity.value} truth cannot be computed at "

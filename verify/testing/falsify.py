@@ -32,6 +32,7 @@ from verify.errors import (
     UndefinedBoundError,
 )
 from verify.families import family as get_family
+from verify.isolation import session
 from verify.limits import deadline
 from verify.memo import shared_truths
 from verify.model import (
@@ -202,6 +203,7 @@ def _tally(reasons: dict[str, int], reason: str) -> None:
         reasons["(other reasons)"] = reasons.get("(other reasons)", 0) + 1
 
 
+@session()
 def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 2000, budget_s: float = 10.0,
                    seed: int = 0, companions: Sequence[Theorem] = (),
                    progress: Callable[[str, int, int], None] | None = None, shrink: bool = True,
