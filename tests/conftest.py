@@ -10,8 +10,15 @@ import pickle
 import sys
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from verify.cli import single_threaded_blas
+
+# No test may depend on the machine's speed: hypothesis's per-example deadline (200 ms by default) and its too-slow
+# health check fail a test on a loaded machine; every test's settings start from this profile (explicit settings
+# made after it inherit it).
+settings.register_profile("verify", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("verify")
 
 if "numpy" not in sys.modules:  # as a `verify` process does: one BLAS thread per (forked) process
     single_threaded_blas()

@@ -61,17 +61,23 @@ def test_full_batch_schedules_bracket_the_exact_gaussian_composition(sigmas, ste
     assert d.upper - d.lower <= tol
 
 
-def test_a_relative_delta_width_below_the_floor_is_refused_at_once():
+def test_a_relative_delta_width_below_the_floor_is_refused_at_once(monkeypatch):
     """delta(eps) ~ 1e-12 at a relative 1e-3: below the bracket's additive floor, refused (exit 3), not refined for
-    minutes."""
-    import time
-
+    minutes: the refusal comes on the first grid's bracket, before any finer grid is built."""
+    import verify.truth.pld as pld
     from verify.errors import ResourceLimitError
 
-    start = time.monotonic()
+    grids = []
+    build = pld.schedule_orders
+
+    def counted(raw, orders, width, *args, **kwargs):
+        grids.append(width)
+        return build(raw, orders, width, *args, **kwargs)
+
+    monkeypatch.setattr(pld, "schedule_orders", counted)
     with pytest.raises(ResourceLimitError, match="floor"):
         accountant.delta(40.0, [(1.0, 1.0, 10)], tol=1e-3)
-    assert time.monotonic() - start < 20
+    assert len(grids) == 1
 
 
 @SETTINGS

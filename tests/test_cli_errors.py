@@ -175,7 +175,8 @@ def test_large_values_below_the_old_extreme_are_never_an_internal_error(entry, d
         assert len(err) == 1 and err[0].startswith("error:") and "internal error" not in err[0], err
 
 
-@settings(max_examples=4, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=4, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(alpha=st.one_of(st.integers(MAX_TERMS + 2, 10**15).map(float), st.sampled_from([1e18, 1e100, 1e308])))
 def test_an_order_beyond_the_term_cap_is_a_cap_on_the_bound_at_once(alpha, capsys):
     """The sampled Gaussian's RDP bound sums over k <= alpha: alpha = 1e308 ran until the point's 120 s deadline,
@@ -270,7 +271,8 @@ def test_a_dangling_latest_link_is_verifys_only_if_it_names_a_run(tmp_path):
     assert not _our_link(reports / "latest")
 
 
-@settings(max_examples=4, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=4, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(S=st.floats(1e300, 1.7e308))
 def test_a_quadrature_window_beyond_any_panel_count_is_a_cap(S, capsys):
     """S ~ 1e308 spreads the shuffled block's mixture over more than 1e308 of its narrowest widths: the panel count

@@ -156,22 +156,20 @@ CONDITIONS = st.one_of(
 @fuzz(150)
 @given(text=st.one_of(BOUNDS, CONDITIONS), condition=st.booleans())
 def test_the_parser_is_total_and_quick(text, condition):
-    """Any text parses, or is a ParameterError, within a second: the work SymPy may do is bounded first (h)."""
-    import time
-
+    """Any text parses, or is a ParameterError: the work SymPy may do is bounded first (h), by the checks on the
+    text, never by the parse's safety-net deadline (_PARSE_DEADLINE_S, 10 s: far beyond any parse that passed the
+    checks, even on a loaded machine)."""
     import sympy as sp
 
     from verify.parsing import parse_expression
 
     symbols = {name: sp.Symbol(name, positive=True) for name in FAMILY_NAMES}
-    start = time.monotonic()
     try:
         out = parse_expression(text, symbols, condition=condition)
     except ParameterError as err:
-        assert "\n" not in str(err)
+        assert "\n" not in str(err) and "SymPy took more than" not in str(err), text
     else:
         sp.sstr(out)  # printable (no integer beyond Python's int-to-text limit)
-    assert time.monotonic() - start < 2, text
 
 
 def _opt(flag: str, values) -> st.SearchStrategy[list[str]]:
@@ -567,14 +565,33 @@ NAMED = [
 
 
 @pytest.mark.parametrize(("argv", "needle"), NAMED, ids=lambda v: repr(v)[:60] if isinstance(v, list) else v)
-def test_each_named_defect_is_one_line_exit_2(argv, needle, capsys):
-    import time
+def test_each_named_defect_is_one_line_exit_2(argv, needle, capsys, monkeypatch):
+    """Refused, not computed: no run, report or certification starts, and no text of the command reaches SymPy's
+    parser (the work it would do is refused before it starts)."""
+    import importlib
 
-    start = time.monotonic()
+    import sympy.parsing.sympy_parser as sympy_parser
+
+    started = []
+    for module, name in (("verify.runner", "run"), ("verify.certify", "certify"),
+                         ("verify.reporting.build", "build_report")):
+        try:
+            target = importlib.import_module(module)
+        except ImportError:  # the report extra is not installed: no report can start
+            continue
+        monkeypatch.setattr(target, name, lambda *_args, _name=name, **_kwargs: started.append(_name))
+    parse = sympy_parser.parse_expr
+    parsed = []
+
+    def recorded(text, *args, **kwargs):
+        parsed.append(text)
+        return parse(text, *args, **kwargs)
+
+    monkeypatch.setattr(sympy_parser, "parse_expr", recorded)
     code = main(argv)
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and needle in err[0], (code, err)
-    assert time.monotonic() - start < 5  # refused, not computed
+    assert started == [] and not set(argv) & set(parsed), (started, parsed)
 
 
 def test_plugin_contract_violations_are_one_line_exit_2(plugin_dir, capsys):

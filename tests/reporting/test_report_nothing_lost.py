@@ -16,7 +16,6 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -358,10 +357,8 @@ def test_unwritable_destinations_are_refused_before_the_run(tmp_path_factory, mo
     (root / "somefile").write_text("a regular file")
     dest = base.joinpath(*parts)
     before = _snapshot(root)
-    start = time.perf_counter()
     option = "--out" if command == "report" else "--json"
-    assert main([command, option, str(dest), *ARGS]) == 2
-    assert time.perf_counter() - start < 5  # refused at once (the run itself is replaced by a failure)
+    assert main([command, option, str(dest), *ARGS]) == 2  # refused before the run (_no_run would make it exit 4)
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith(f"error: {option} {dest} cannot be written")
     assert _snapshot(root) == before
