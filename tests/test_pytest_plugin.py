@@ -62,3 +62,49 @@ def test_the_readme_example_passes(pytester):
     pytester.makepyfile(test_readme=example.group(1))
     result = pytester.runpytest("-p", "no:cacheprovider", "--verify-max-examples", "300")
     result.assert_outcomes(passed=1)
+
+
+STATEFUL_SUITE = '''
+import pytest
+import sympy as sp
+from verify.families import closed_form
+from verify.model import Family, Parameter, Quantity
+
+alpha, sigma = sp.symbols("alpha sigma", positive=True)
+STATE = {"scale": 0.25}  # the plugin's module state: R_alpha = scale * alpha / (2 sigma^2) * 4
+
+
+def renyi(alpha, sigma):
+    return STATE["scale"] * 4 * alpha / (2 * sigma**2)
+
+
+TOY = Family(name="toy_stateful_gaussian", description="R = alpha/(2 sigma^2) once scale is 0.25",
+             parameters=(Parameter(alpha, (alpha > 1) & (alpha < 10), "order"),
+                         Parameter(sigma, (sigma > 0.5) & (sigma < 4), "noise")),
+             facts=frozenset(), truths={Quantity.RENYI: closed_form(renyi, "scaled Gaussian")}, method="toy")
+
+
+def test_a_correct_bound(verify_register, assert_bound_holds):
+    verify_register(TOY)
+    assert_bound_holds("alpha/(2*sigma**2)", TOY.name, max_examples=60)
+
+
+def test_after_the_state_changed(verify_register, assert_bound_holds, monkeypatch):
+    verify_register(TOY)
+    monkeypatch.setitem(STATE, "scale", 1.0)  # the truth is now 4x the bound
+    assert_bound_holds("alpha/(2*sigma**2)", TOY.name, max_examples=60)
+'''
+
+
+def test_a_bound_is_judged_against_the_plugin_state_of_its_own_test(pytester):
+    """Issue 47 §1: a worker kept from an earlier test answered for the state before a monkeypatch, so a bound 4x
+    below the truth passed, depending on test order. In both orders, the stale-state test fails with a certified
+    counterexample and the correct one passes."""
+    pytester.makepyfile(test_stateful=STATEFUL_SUITE)
+    for order in (["test_a_correct_bound", "test_after_the_state_changed"],
+                  ["test_after_the_state_changed", "test_a_correct_bound"]):
+        result = pytester.runpytest("-p", "no:cacheprovider", "-p", "no:randomly",
+                                    *[f"test_stateful.py::{name}" for name in order])
+        result.assert_outcomes(passed=1, failed=1)
+        result.stdout.fnmatch_lines(["*FAILED test_stateful.py::test_after_the_state_changed*"])
+        result.stdout.fnmatch_lines(["*certified VIOLATED: truth in*"])
