@@ -200,12 +200,21 @@ def _env(dims: Sequence[_Dim], box: Sequence[tuple]) -> dict[str, Interval]:
 
 
 def _enclosure(expr: sp.Expr, box: BoxSpec, prec: int) -> tuple[Any, Any]:
-    """Arb enclosures of the smallest and largest value of `expr` over `box` (at working precision `prec`)."""
+    """Arb enclosures of the smallest and largest value of `expr` over `box` (at working precision `prec`). A box
+    entry that is one number enters as that exact number (an Arb ball at `prec`), not as the float interval around it
+    that a search bisects: a 50-digit derived value widened to one ulp lost the tie of a bound that cancels (a 1e-16
+    input, 1e-8 of the bound)."""
     _need_flint()
     expr = sp.sympify(expr)
     dims = _make_dims(box, sorted({s.name for s in expr.free_symbols}), set())
     with ctx.workprec(prec):
-        return _compiled(expr, prec)(_env(dims, [(d.lo, d.hi) for d in dims]))
+        env = _env(dims, [(d.lo, d.hi) for d in dims])
+        for d in dims:
+            lo, hi = d.decl
+            if lo == hi and d.lo != d.hi:  # an exact number between two floats
+                x = arb(lo.numerator) / arb(lo.denominator)
+                env[d.name] = (x, x)
+        return _compiled(expr, prec)(env)
 
 
 def arb_bounds(expr: sp.Expr, box: BoxSpec, *, prec: int = DEFAULT_PREC) -> tuple[Any, Any]:
