@@ -108,3 +108,45 @@ def test_a_bound_is_judged_against_the_plugin_state_of_its_own_test(pytester):
         result.assert_outcomes(passed=1, failed=1)
         result.stdout.fnmatch_lines(["*FAILED test_stateful.py::test_after_the_state_changed*"])
         result.stdout.fnmatch_lines(["*certified VIOLATED: truth in*"])
+
+
+UNDECIDED_SUITE = '''
+import time
+
+import sympy as sp
+from flint import arb, ctx
+from verify.model import Family, Parameter, Quantity
+from verify.results import Truth
+from verify.truth.numbers import Enclosure
+
+x = sp.Symbol("x", positive=True)
+
+
+def slow_truth(x):  # R = 2x, exact; its enclosure takes a minute, stopped by the re-check's deadline
+    def enclose(prec):
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            time.sleep(0.01)
+        with ctx.workprec(prec):
+            return Enclosure.of(arb(x) * 2, "2x", prec)
+    return Truth.exact(2 * x, "2x", enclose=enclose)
+
+
+SLOW = Family("toy_plugin_slow_enclosure", "R = 2x", (Parameter(x, x <= 100, "x"),), frozenset(),
+              {Quantity.RENYI: slow_truth}, "2x, slowly enclosed")
+
+
+def test_thirty_times_too_small(verify_register, assert_bound_holds):
+    verify_register(SLOW)
+    assert_bound_holds("x/15", SLOW.name, max_examples=20)
+'''
+
+
+def test_an_undecided_search_lists_its_uncertified_points_in_the_report(pytester):
+    """Issue 47 §2: the search ends undecided (NothingChecked); the report shows each point that looked violated."""
+    pytester.makepyfile(test_undecided=UNDECIDED_SUITE)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--verify-budget", "6", "--verify-recheck", "0.2")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*verify uncertified points*", "*points look violated in floating point, not "
+                                 "certified (rigorous re-check capped at 0.2 s)*", "*x=*: bound * vs truth * (ratio "
+                                 "0.03333); uncertified: *DeadlineExceeded*"])

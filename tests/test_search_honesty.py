@@ -92,8 +92,8 @@ def test_a_certification_cut_by_the_budget_is_not_a_counterexample(monkeypatch):
     falsify_module = importlib.import_module("verify.testing.falsify")  # the module, not the function it exports
     real = falsify_module.check_point
 
-    def flaky(theorem, app, point, companions=(), *, rigorous=True):
-        result = real(theorem, app, point, companions, rigorous=rigorous)
+    def flaky(theorem, app, point, companions=(), *, rigorous=True, **options):
+        result = real(theorem, app, point, companions, rigorous=rigorous, **options)
         if rigorous and result.verdict is V.VIOLATED:
             raise DeadlineExceeded("the rigorous re-check ran out of time")
         return result

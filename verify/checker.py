@@ -271,7 +271,7 @@ def _bound(theorem: Theorem, values: Mapping[str, float]) -> mpmath.mpf:
 
 
 def judge(theorem: Theorem, values: Mapping[str, float], bound: mpmath.mpf, truth: Truth,
-          rigorous: bool = True, from_family: Mapping[str, Truth] | None = None
+          rigorous: bool = True, from_family: Mapping[str, Truth] | None = None, recheck_s: float | None = None
           ) -> tuple[Verdict, PointCertificate | None]:
     """The verdict at a point: the float filter (`decide`), then, for a point it would call VIOLATED, cannot decide,
     holds only narrowly (`near_bound`) or whose floats underflowed/overflowed, the rigorous fallback
@@ -279,7 +279,8 @@ def judge(theorem: Theorem, values: Mapping[str, float], bound: mpmath.mpf, trut
     `from_family`: the truths of bound symbols (from `resolve`), enclosed rather than taken at their floats.
 
     `rigorous=False` keeps the float filter's VIOLATED and undecided points (a search's cheap predicate, whose
-    final point is re-checked rigorously); under- and overflowed points are still re-checked."""
+    final point is re-checked rigorously); under- and overflowed points are still re-checked. `recheck_s`: the
+    fallback's wall-clock cap (`certify_point`)."""
     fast = decide(theorem.direction, float(bound), truth)
     lost = degenerate(bound, truth) and truth.enclose is not None
     if lost and _holds_beyond_floats(theorem.direction, bound, truth):
@@ -288,7 +289,8 @@ def judge(theorem: Theorem, values: Mapping[str, float], bound: mpmath.mpf, trut
     near = fast is Verdict.HOLDS and truth.enclose is not None and near_bound(float(bound), truth)
     if not lost and (not rigorous or (fast is not Verdict.VIOLATED and not undecided and not near)):
         return fast, None
-    cert = certify_point(theorem.direction.value, theorem.bound, values, bound, truth, fast, from_family or {})
+    cert = certify_point(theorem.direction.value, theorem.bound, values, bound, truth, fast, from_family or {},
+                         recheck_s)
     return cert.verdict, cert
 
 
@@ -356,19 +358,21 @@ def _companion_value(other: Theorem, family: str, point: Mapping[str, float], tr
 
 @session()
 def check_point(theorem: Theorem, app: Application, params: Mapping[str, float],
-                companions: Sequence[Theorem] = (), *, rigorous: bool = True) -> PointResult:
+                companions: Sequence[Theorem] = (), *, rigorous: bool = True,
+                recheck_s: float | None = None) -> PointResult:
     """Check `theorem` on `app.family` at one point. Raises AssumptionError/ParameterError on bad input.
 
     `companions` are other bounds on the same quantity evaluated at the same point where their own
     assumptions allow (the catalog lists them per application). `rigorous=False` skips the exact fallback of
     `judge` for points the float filter decides (for a search's predicate only: never report such a VIOLATED).
+    `recheck_s` caps the exact fallback's wall-clock time (default verify.rigorous.CERTIFY_DEADLINE_S).
     """
     with deadline(truth_deadline(), f"the {app.family} truth"):  # bound symbols' own truths (resolve) included
         family_params, values, from_family = resolve(theorem, app, params)
         bound_mp = _bound(theorem, values)
         truth = truth_of(get_family(app.family), theorem.quantity, family_params)
         truth = decisive_truth(theorem.direction, float(bound_mp), truth)
-        verdict, cert = judge(theorem, values, bound_mp, truth, rigorous, from_family)
+        verdict, cert = judge(theorem, values, bound_mp, truth, rigorous, from_family, recheck_s)
     bound = float(bound_mp)
     if cert is not None and _finite_ends(cert) and degenerate(bound_mp, truth):  # the floats lost the comparison
         ratio, margin = enclosure_ratio_margin(theorem.direction.value, cert)

@@ -206,9 +206,12 @@ _VERDICT_EXIT = {Verdict.HOLDS: exitcodes.OK, Verdict.VIOLATED: exitcodes.UNEXPE
 def cmd_check(args: argparse.Namespace) -> int:
     from verify.api import check
 
-    result = check(args.id, family=args.family, **dict(args.param))
+    result = check(args.id, family=args.family, recheck_s=args.recheck, **dict(args.param))
+    cert = result.certificate
+    uncertified = (result.verdict is Verdict.INCONCLUSIVE and cert is not None
+                   and cert.filter_verdict is Verdict.VIOLATED)  # looks violated in floats, not proven
     if args.json:
-        _print_json(result.to_dict())
+        _print_json({**result.to_dict(), "uncertified": uncertified})
     else:
         t = result.truth
         print(f"{result.theorem} on {result.family} at {result.params}\n"
@@ -219,7 +222,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             if cert.truth_lower is not None:
                 print(f"  certificate: truth in [{cert.truth_lower}, {cert.truth_upper}], bound in "
                       f"[{cert.bound_lower}, {cert.bound_upper}] ({cert.method}, {cert.precision_bits} bits)")
-            if cert.reason:
+            if uncertified:
+                print(f"  looks violated in floating point, uncertified: {cert.reason or 'the enclosures overlap'}")
+            elif cert.reason:
                 print(f"  not certified: {cert.reason}" if result.verdict is not Verdict.VIOLATED
                       else f"  note: {cert.reason}")
         print(f"  verdict: {result.verdict.value}   ratio bound/truth = {_fmt(result.ratio)}   "
@@ -310,6 +315,13 @@ def _executor_options(p: argparse.ArgumentParser) -> None:
                    help="a running Dask scheduler, e.g. tcp://head:8786")
 
 
+def _recheck_option(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument("--recheck", type=_bounded(float, "--recheck", 0, strict=True), default=None, metavar="SECONDS",
+                   help="wall-clock cap on a point's rigorous re-check (Arb enclosures of the bound and the truth; "
+                        f"default {default}); in a search, one that runs out tries simpler points near it whose "
+                        "enclosures are cheap")
+
+
 def _falsify_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--falsify", type=_FALSIFY, default=FALSIFY_EXAMPLES, metavar="N",
                    help=f"falsifier points per entry beside the grid (a tenth on expensive families, none on "
@@ -337,6 +349,7 @@ def cmd_falsify(args: argparse.Namespace) -> int:
     bar = ProgressBar(enabled=not args.json and sys.stderr.isatty())
     try:
         outcome = falsify_outcome(args.bound, args.family, args.side, args.assume, budget_s=args.budget,
+                                  recheck_s=args.recheck,
                                   seed=args.seed, quantity=args.quantity, bind=dict(args.bind), defaults=fixed,
                                   max_examples=args.max_examples, conventions=args.convention, symbols=args.symbol,
                                   integers=args.integer, progress=lambda label, i, n: bar("search", label, i, n),
@@ -345,6 +358,8 @@ def cmd_falsify(args: argparse.Namespace) -> int:
         bar.close()
     if args.json:
         _print_json(outcome.to_dict())
+    elif outcome.counterexample is None and outcome.suspects:  # the evidence, before the verdict (exit 3)
+        print(outcome.suspects_text())
     require_checked(outcome, needed)
     if outcome.counterexample is None:
         if not args.json:
@@ -471,6 +486,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a parameter of the point (repeatable; the entry's grid gives the others' defaults)")
     p.add_argument("--family", help="which family to check on (needed where the entry has several)")
     p.add_argument("--json", action="store_true", help="print the point's result as JSON")
+    _recheck_option(p, "20")
     _plugin_option(p)
     p.set_defaults(fn=cmd_check)
 
@@ -530,6 +546,7 @@ def build_parser() -> argparse.ArgumentParser:
                         f"(default min({MIN_CHECKED}, --max-examples))")
     p.add_argument("--budget", type=_bounded(float, "--budget", 0, strict=True), default=60.0,
                    help="wall-clock cap in seconds on the whole search, shrinking included (default 60)")
+    _recheck_option(p, "--budget / 4, at most 20")
     p.add_argument("--whole-domain", action="store_true",
                    help="draw from the family's whole domain, not from its search region (where its truths are "
                         "computable within the caps; `verify families` shows it)")

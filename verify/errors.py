@@ -56,6 +56,24 @@ class PluginError(VerifyError):
     """A plugin module or entry point cannot be loaded, or declares something that is not a valid family."""
 
 
+class PluginPointError(PluginError):
+    """A user's family's code raised at one point (any exception, SystemExit included): that point's error, with the
+    exception's type and text (`error_type`, `error_text`). A search counts such points and goes on."""
+
+    def __init__(self, message: str, error_type: str = "", error_text: str = ""):
+        super().__init__(message, error_type, error_text)
+        self.error_type = error_type
+        self.error_text = error_text
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    @property
+    def raised(self) -> str:
+        """'Type: text', or the type alone with '(no message)' where the text is empty."""
+        return f"{self.error_type}: {self.error_text}" if self.error_text else f"{self.error_type} (no message)"
+
+
 def count_text(n: int) -> str:
     """A count for a message: exact below 10^12, else in scientific notation (a cap's message once printed a
     309-digit integer)."""

@@ -459,11 +459,12 @@ class Family:
 
     def truth_validated(self, quantity: Quantity, params: Mapping[str, float], *, in_worker: bool = False) -> Truth:
         """The truth at parameters already returned by `validate`, checked against the quantity's range
-        (`checked_truth`): a truth function that breaks its contract is a PluginError naming the family, and so is
-        an unexpected exception inside a user-registered family's truth (inside a built-in one it is a bug), a
-        SystemExit included. A KeyboardInterrupt is the user's Ctrl-C in-process; `in_worker` (verify.isolation's
-        worker process, which ignores SIGINT) makes it the code's own, a PluginError too."""
-        from verify.errors import PluginError, VerifyError
+        (`checked_truth`): a truth function that breaks its contract is a PluginError naming the family; an
+        unexpected exception inside a user-registered family's truth (inside a built-in one it is a bug), a
+        SystemExit included, is that point's PluginPointError, with the exception's type and text. A
+        KeyboardInterrupt is the user's Ctrl-C in-process; `in_worker` (verify.isolation's worker process, which
+        ignores SIGINT) makes it the code's own, a PluginPointError too."""
+        from verify.errors import PluginPointError, VerifyError
         from verify.families import BUILT_IN
 
         try:
@@ -480,9 +481,11 @@ class Family:
                                          f"{', '.join(f'{k}={v:g}' for k, v in sorted(params.items()))} "
                                          f"({type(err).__name__}: {err})") from err
                 raise
-            raise PluginError(f"family {self.name}: its {quantity.value} truth failed at "
-                              f"{', '.join(f'{k}={v:g}' for k, v in sorted(params.items()))}: "
-                              f"{type(err).__name__}: {err}") from err
+            name = type(err).__name__
+            text = f"code {err.code!r}" if isinstance(err, SystemExit) else " ".join(str(err).split())
+            shown = f"{name}: {text}" if text else f"{name} (no message)"
+            raise PluginPointError(f"family {self.name}: its {quantity.value} truth raised {shown} at "
+                                   f"{', '.join(f'{k}={v:g}' for k, v in sorted(params.items()))}", name, text) from err
         return checked_truth(self.name, quantity, truth)
 
 

@@ -179,15 +179,18 @@ def _by_gap(gap_lo: Any, gap_hi: Any, wide: Any, narrow: Any) -> Verdict:
 
 
 def certify_point(direction: str, expr: sp.Expr, values: Mapping[str, Any], bound: mpmath.mpf, truth: Truth,
-                  filter_verdict: Verdict, from_family: Mapping[str, Truth] | None = None) -> PointCertificate:
+                  filter_verdict: Verdict, from_family: Mapping[str, Truth] | None = None,
+                  deadline_s: float | None = None) -> PointCertificate:
     """Re-decide a point with rigorous enclosures at increasing precision; the certificate says what they prove.
-    `from_family`: bound symbols that are a family's truths, enclosed by their own `enclose`."""
+    `from_family`: bound symbols that are a family's truths, enclosed by their own `enclose`. `deadline_s`: the
+    re-check's wall-clock cap (default CERTIFY_DEADLINE_S); past it the point is INCONCLUSIVE, with the reason."""
     start = time.perf_counter()
     if truth.enclose is None:
         return PointCertificate(Verdict.INCONCLUSIVE, filter_verdict, None, None, None, None, "", 0,
                            f"no rigorous enclosure exists for a {truth.method.value} truth", 0.0)
     reason = ""
-    end = time.monotonic() + CERTIFY_DEADLINE_S
+    cap = CERTIFY_DEADLINE_S if deadline_s is None else deadline_s
+    end = time.monotonic() + cap
     for prec in PRECISIONS:
         try:
             with deadline(max(end - time.monotonic(), 1e-3), "the rigorous re-check"), ctx.workprec(prec):
@@ -195,7 +198,7 @@ def certify_point(direction: str, expr: sp.Expr, values: Mapping[str, Any], boun
                 t = truth.enclose(prec)
                 proved = _prove(direction, b, t)
         except DeadlineExceeded as err:
-            reason = f"{type(err).__name__}: {err} ({CERTIFY_DEADLINE_S:g} s)"
+            reason = f"{type(err).__name__}: {err} ({cap:g} s)"
             break
         except (NotEnclosable, VerifyError, ArithmeticError, ValueError) as err:
             reason = f"{type(err).__name__}: {err}"

@@ -28,6 +28,7 @@ from verify.errors import (
     NothingChecked,
     ParameterError,
     PluginError,
+    PluginPointError,
     ResourceLimitError,
     UndefinedBoundError,
 )
@@ -48,10 +49,15 @@ from verify.model import (
 )
 from verify.parsing import ALLOWED_CONSTANTS, ALLOWED_FUNCTIONS, parse_expression
 from verify.results import PointResult, Verdict, params_text
+from verify.rigorous import CERTIFY_DEADLINE_S
+from verify.testing.routes import simpler_points
 from verify.testing.strategies import free_parameters, no_local_constants, search_plans, strategy_of
 
 SIDES = {"upper": Direction.UPPER, "lower": Direction.LOWER, "exact": Direction.EXACT}
 MIN_CHECKED = 10  # a search that checked fewer points (and found nothing) is NothingChecked, never a pass
+RECHECK_SHARE = 4  # the default re-check deadline: the budget / this, at most CERTIFY_DEADLINE_S
+ROUTE_TRIES = 6  # simpler points a point's cheap routes certify at most (verify.testing.routes)
+SUSPECTS_SHOWN = 50  # uncertified points listed in text (--json lists every one)
 
 # The points a search drew, in the order it first tried them, by (plans, seed, settings), for searches that tried all
 # their points and found nothing; at most _DRAWS_KEPT points in all (a few MB), the oldest searches dropped first.
@@ -62,6 +68,26 @@ MIN_CHECKED = 10  # a search that checked fewer points (and found nothing) is No
 _DRAWS: dict[tuple, tuple[dict[str, float], ...]] = {}
 _DRAWS_KEPT = 20_000
 _DRAWS_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class Suspect:
+    """A point the float filter calls violated whose rigorous re-check did not prove it: evidence, uncertified."""
+
+    params: dict[str, float]
+    bound: float  # the float values the filter compared
+    truth: float
+    ratio: float | None  # bound / truth
+    reason: str  # why its certificate failed
+
+    def __str__(self) -> str:
+        ratio = f" (ratio {self.ratio:.4g})" if self.ratio is not None else ""
+        return (f"{params_text(self.params)}: bound {self.bound:.6g} vs truth {self.truth:.6g}{ratio}; "
+                f"uncertified: {self.reason}")
+
+    def to_dict(self) -> dict:
+        return {"params": dict(self.params), "bound": self.bound, "truth": self.truth, "ratio": self.ratio,
+                "certified": False, "reason": self.reason}
 
 
 @dataclass(frozen=True)
@@ -87,6 +113,9 @@ class SearchOutcome:
     failure_reasons: Mapping[str, int] = field(default_factory=dict)  # why points failed or were capped, counted
     uncertified_reasons: Mapping[str, int] = field(default_factory=dict)  # why re-checks did not certify, counted
     region: tuple[str, ...] = ()  # the family's search region the points were drawn in (); () for the whole domain
+    suspects: tuple[Suspect, ...] = ()  # every point counted in `uncertified`, in the order found
+    raised: int = 0  # of the `failed` points, those where a user's family's code raised (PluginPointError)
+    recheck_s: float = CERTIFY_DEADLINE_S  # the wall-clock cap of each point's rigorous re-check
 
     def __repr__(self) -> str:
         from verify.reporting.notebook import outcome_line
@@ -105,7 +134,8 @@ class SearchOutcome:
                 "uncertified": self.uncertified, "undecided": self.undecided,
                 "failure_reasons": dict(self.failure_reasons), "uncertified_reasons": dict(self.uncertified_reasons),
                 "seconds": self.seconds, "budget_hit": self.budget_hit, "first_failure": self.first_failure,
-                "region": list(self.region),
+                "region": list(self.region), "raised": self.raised, "recheck_s": self.recheck_s,
+                "uncertified_points": [p.to_dict() for p in self.suspects],
                 "counterexample": self.counterexample.to_dict() if self.counterexample else None}
 
     @property
@@ -118,8 +148,12 @@ class SearchOutcome:
         parts = []
         if self.excluded:
             parts.append(f"{sum(self.excluded.values())} outside the assumptions")
+        raised = ("; restrict the search to where the family's code is defined (--assume / extra_assumptions, or the "
+                  "family's search_region)") if self.raised else ""
         for count, what in ((self.undefined, "where the bound is undefined"), (self.capped, "over a time/memory cap"),
-                            (self.failed, "where the truth failed"),
+                            (self.failed, "where the truth failed" + (f" ({self.raised} where the family's code "
+                                                                      f"raised, most often {self._commonest_raise})"
+                                                                      if self.raised else "")),
                             (self.uncertified, "violated in floating point but not certified (the rigorous "
                                                "re-check could not decide)"),
                             (self.undecided, "undecided (the truth's interval overlaps the bound)")):
@@ -128,7 +162,26 @@ class SearchOutcome:
         detail = f" (of {self.tried} tried: {', '.join(parts)})" if parts else f" (of {self.tried} tried)"
         budget = "; stopped by the time budget" if self.budget_hit else ""
         region = f"; drawn in the family's search region ({', '.join(self.region)})" if self.region else ""
-        return f"{self.checked} points checked{detail}{budget}{region}"
+        return f"{self.checked} points checked{detail}{budget}{region}{raised}"
+
+    @property
+    def _commonest_raise(self) -> str:
+        raised = {r: n for r, n in self.failure_reasons.items() if r.startswith(_RAISED)}
+        return max(raised, key=raised.__getitem__)[len(_RAISED):] if raised else "an exception"
+
+    def suspects_text(self) -> str:
+        """The uncertified points as lines (at most SUSPECTS_SHOWN; `to_dict` has every one), '' where none."""
+        if not self.suspects:
+            return ""
+        lines = [f"{len(self.suspects)} points look violated in floating point, not certified (rigorous re-check "
+                 f"capped at {self.recheck_s:g} s):"]
+        lines += [f"  {p}" for p in self.suspects[:SUSPECTS_SHOWN]]
+        if len(self.suspects) > SUSPECTS_SHOWN:
+            lines.append(f"  ... and {len(self.suspects) - SUSPECTS_SHOWN} more (--json lists every one)")
+        return "\n".join(lines)
+
+
+_RAISED = "the family's code raised "  # how a point's PluginPointError is tallied among the failure reasons
 
 
 @dataclass(frozen=True)
@@ -140,6 +193,7 @@ class Counterexample:
     examples: int  # points tried by the search
     seconds: float
     checked: int = 0  # points really checked by the search
+    instead_of: dict[str, float] | None = None  # the point drawn whose re-check ran out, where `params` is simpler
 
     theorem = property(lambda self: self.result.theorem)
     family = property(lambda self: self.result.family)
@@ -164,17 +218,23 @@ class Counterexample:
                 f"  bound = {self.bound:.10g}, truth = {self.truth.value:.10g} "
                 f"[{self.truth.lower:.10g}, {self.truth.upper:.10g}] ({self.truth.method.value})"
                 + (f", ratio bound/truth = {self.ratio:.4g}" if self.ratio is not None else "")
-                + f"\n  found after {self.checked} points checked ({self.examples} tried)")
+                + f"\n  found after {self.checked} points checked ({self.examples} tried)"
+                + (f"\n  certified at this simpler point: the re-check at the point drawn, "
+                   f"{params_text(self.instead_of)}, ran out" if self.instead_of is not None else ""))
 
     def to_dict(self) -> dict:
-        return {**self.result.to_dict(), "examples": self.examples, "checked": self.checked, "seconds": self.seconds}
+        return {**self.result.to_dict(), "examples": self.examples, "checked": self.checked, "seconds": self.seconds,
+                "instead_of": self.instead_of}
 
 
-def _validate(max_examples: int, budget_s: float, min_checked: int | None) -> int:
+def _validate(max_examples: int, budget_s: float, min_checked: int | None, recheck_s: float | None = None) -> int:
     if isinstance(max_examples, bool) or not isinstance(max_examples, int) or max_examples < 1:
         raise ParameterError(f"max_examples must be an integer >= 1, got {max_examples!r}")
     if isinstance(budget_s, bool) or not isinstance(budget_s, (int, float)) or not (budget_s > 0):
         raise ParameterError(f"budget_s must be a number of seconds > 0, got {budget_s!r}")
+    if recheck_s is not None and (isinstance(recheck_s, bool) or not isinstance(recheck_s, (int, float))
+                                  or not 0 < recheck_s < float("inf")):
+        raise ParameterError(f"recheck_s must be a finite number of seconds > 0, got {recheck_s!r}")
     if min_checked is None:
         return min(MIN_CHECKED, max_examples)
     if isinstance(min_checked, bool) or not isinstance(min_checked, int) or not 0 <= min_checked <= max_examples:
@@ -207,7 +267,7 @@ def _tally(reasons: dict[str, int], reason: str) -> None:
 def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 2000, budget_s: float = 10.0,
                    seed: int = 0, companions: Sequence[Theorem] = (),
                    progress: Callable[[str, int, int], None] | None = None, shrink: bool = True,
-                   region: bool = True) -> SearchOutcome:
+                   region: bool = True, recheck_s: float | None = None) -> SearchOutcome:
     """Hypothesis search for a VIOLATED point of `theorem` on `app`, with the counts of what it did.
 
     `max_examples` bounds the points tried (reproducible for a seed); `budget_s` caps the whole search in wall-clock
@@ -220,36 +280,76 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
     ones included: the catalog run's searches skip it). `region`: draw inside the family's search region
     (`Family.search_region`: where its truths are computable within the caps), where the theorem leaves points
     there; `region=False` searches the whole domain. The outcome names the region's conditions it used.
+    `recheck_s` caps each point's rigorous re-check (default: budget_s / RECHECK_SHARE, at most
+    CERTIFY_DEADLINE_S = 20 s). A re-check that runs out, or cannot enclose, tries the cheap certified routes
+    (verify.testing.routes: simpler points near it that still look violated, under as much time again) before the
+    search moves on; one certified there is the counterexample, at that point (`Counterexample.instead_of` names the
+    point drawn). Every point left uncertified is kept (`SearchOutcome.suspects`) with the reason. A user's family
+    whose code raises at a point (PluginPointError) fails that point only: counted in `failed` and `raised`.
     """
-    _validate(max_examples, budget_s, None)
+    _validate(max_examples, budget_s, None, recheck_s)
     start = time.monotonic()
     end = start + float(budget_s)
+    recheck = float(recheck_s) if recheck_s is not None else min(CERTIFY_DEADLINE_S, budget_s / RECHECK_SHARE)
     memo: dict[tuple, bool] = {}
-    counts = {"tried": 0, "checked": 0, "undefined": 0, "capped": 0, "failed": 0, "uncertified": 0, "undecided": 0}
+    counts = {"tried": 0, "checked": 0, "undefined": 0, "capped": 0, "failed": 0, "uncertified": 0, "undecided": 0,
+              "raised": 0}
     excluded: dict[str, int] = {}
     failures: dict[str, int] = {}
     uncertified: dict[str, int] = {}
+    suspects: list[Suspect] = []
     state: dict = {"budget_hit": False, "first_failure": "", "best": None}
     drawn: list[dict[str, float]] = []
 
-    def certify(point: dict[str, float]) -> PointResult | None:
-        """The rigorous re-check of a float-VIOLATED point: its result if proven VIOLATED, else None (counted)."""
+    def rigorous(point: dict[str, float], seconds: float, float_only: bool = False) -> PointResult:
+        """`check_point` at `point`, its re-check capped at `seconds`, under the search's budget."""
+        left = end - time.monotonic()
+        with deadline(max(left, 1e-3), "the search's time budget"):
+            return check_point(theorem, app, point, rigorous=not float_only, recheck_s=max(min(seconds, left), 1e-3))
+
+    def certify(point: dict[str, float], looked: PointResult) -> tuple[dict[str, float], PointResult] | None:
+        """The rigorous re-check of a float-VIOLATED point: the point and its result if proven VIOLATED there or at a
+        simpler point near it (`unproven`), else None (counted)."""
         try:
-            with deadline(max(end - time.monotonic(), 1e-3), "the search's time budget"):
-                result = check_point(theorem, app, point)
+            result = rigorous(point, recheck)
         except Exception as err:  # noqa: BLE001 - a certificate that could not be computed is no certificate
-            counts["uncertified"] += 1
-            _tally(uncertified, _reason(err))
-            return None
-        if result.verdict is Verdict.VIOLATED:
+            return unproven(point, looked, _reason(err), True)
+        if result.verdict is not Verdict.INCONCLUSIVE:  # proven, or the enclosures overturned the float filter
             counts["checked"] += 1
-            return result
-        if result.verdict is Verdict.HOLDS:  # the enclosures overturned the float filter: a checked point
-            counts["checked"] += 1
-            return None
+            return (point, result) if result.verdict is Verdict.VIOLATED else None
+        return unproven(point, looked, *_why(result))
+
+    def unproven(point: dict[str, float], looked: PointResult, why: str,
+                 routes: bool) -> tuple[dict[str, float], PointResult] | None:
+        """Count a point whose re-check did not prove it, keep it as a suspect, and try its cheap routes where
+        simpler points may do better (`routes`: no enclosure was computed, for a deadline or a failure)."""
         counts["uncertified"] += 1
-        cert = result.certificate
-        _tally(uncertified, _reason(cert.reason if cert is not None and cert.reason else "the enclosures overlap"))
+        _tally(uncertified, why)
+        suspects.append(Suspect(dict(point), looked.bound, looked.truth.value, looked.ratio, why))
+        return nearby(point) if routes and looked.truth.enclose is not None else None
+
+    def nearby(point: dict[str, float]) -> tuple[dict[str, float], PointResult] | None:
+        """A simpler point near `point` certified VIOLATED (`simpler_points`), within `recheck` seconds more."""
+        until = min(end, time.monotonic() + recheck)
+
+        def looks_violated(candidate: dict[str, float]) -> bool:
+            if time.monotonic() >= until:
+                return False
+            try:
+                return rigorous(candidate, until - time.monotonic(), float_only=True).verdict is Verdict.VIOLATED
+            except Exception:  # noqa: BLE001 - a candidate that cannot be checked is not taken
+                return False
+
+        for candidate in simpler_points(get_family(app.family), point, looks_violated)[:ROUTE_TRIES]:
+            if time.monotonic() >= until:
+                break
+            try:
+                result = rigorous(candidate, min(until - time.monotonic(), recheck / 2))
+            except Exception:  # noqa: BLE001 - a route that cannot be certified is not taken
+                continue
+            counts["checked"] += result.verdict is not Verdict.INCONCLUSIVE
+            if result.verdict is Verdict.VIOLATED:
+                return candidate, result
         return None
 
     def violated(point: dict[str, float]) -> bool:
@@ -275,9 +375,8 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
         """Check the point, count what happened, and say whether it is a certified counterexample."""
         found = False
         try:
-            with deadline(max(end - time.monotonic(), 1e-3), "the search's time budget"):
-                result = check_point(theorem, app, point, rigorous=False)
-                verdict = result.verdict
+            result = rigorous(point, recheck, float_only=True)
+            verdict = result.verdict
         except AssumptionError as err:
             excluded[err.assumption] = excluded.get(err.assumption, 0) + 1
         except UndefinedBoundError:
@@ -289,6 +388,11 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
                 return False  # failing call and calls it flaky if the exception comes from elsewhere: exit 4)
             counts["capped"] += 1
             _tally(failures, _reason(err))
+        except PluginPointError as err:  # a user's family's code raised here: this point's error, the search goes on
+            counts["failed"] += 1
+            counts["raised"] += 1
+            _tally(failures, _reason(_RAISED + err.raised))
+            state["first_failure"] = state["first_failure"] or _reason(err)
         except PluginError as err:  # a user's family that breaks its contract: bad input, the search stops (exit 2)
             state["stop"] = _BudgetSpent()
             raise state["stop"] from err
@@ -298,19 +402,19 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
             state["first_failure"] = state["first_failure"] or _reason(err)
         else:
             cert = result.certificate
+            proven = None
             if (verdict is Verdict.INCONCLUSIVE and cert is not None and cert.reason  # floats under/overflowed,
                     and cert.filter_verdict is Verdict.VIOLATED):  # looked violated, and no enclosure could decide
-                counts["uncertified"] += 1
-                _tally(uncertified, _reason(cert.reason))
+                proven = unproven(point, result, *_why(result))
             elif verdict is Verdict.INCONCLUSIVE:  # an estimate's interval, or a bracket, overlapping the bound
                 counts["undecided"] += 1
             elif verdict is Verdict.VIOLATED:  # the float filter is not enough: certify before it counts
-                result = certify(point)
-                if result is not None:
-                    found = True
-                    state["best"] = (point, result)
+                proven = certify(point, result)
             else:
                 counts["checked"] += 1
+            if proven is not None:  # at this point, or at a simpler one near it (returned True: hypothesis shrinks)
+                found = True
+                state["best"] = (*proven, None if proven[0] is point else dict(point))
         return found
 
     phases = [Phase.generate, Phase.shrink] if shrink else [Phase.generate]
@@ -336,19 +440,28 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
         raise state["stop"].__cause__  # the plugin's PluginError
     found: Counterexample | None = None
     if state["best"] is not None:  # the simplest certified point hypothesis reached (the last one it accepted)
-        point, result = state["best"]
-        point, result = _round(theorem, app, point, result, end)
+        point, result, instead_of = state["best"]
+        point, result = _round(theorem, app, point, result, end, recheck)
         if companions and time.monotonic() < end:
             try:
                 with deadline(end - time.monotonic(), "the search's time budget"):
                     result = with_companions(result, companions)  # the certified point is not checked again
             except Exception:  # noqa: BLE001 - companions are decoration: the certified result stands without them
                 pass
-        found = Counterexample(result, counts["tried"], time.monotonic() - start, counts["checked"])
+        found = Counterexample(result, counts["tried"], time.monotonic() - start, counts["checked"], instead_of)
     return SearchOutcome(theorem.id, app.family, seed, counts["tried"], counts["checked"], excluded,
                          counts["undefined"], counts["capped"], counts["failed"], time.monotonic() - start,
                          state["budget_hit"], found, state["first_failure"], counts["uncertified"],
-                         counts["undecided"], failures, uncertified, used)
+                         counts["undecided"], failures, uncertified, used, tuple(suspects), counts["raised"], recheck)
+
+
+def _why(result: PointResult) -> tuple[str, bool]:
+    """Why a re-check left `result` undecided, and whether a simpler point may do better: not where the enclosures
+    were computed and overlap (a tie, or too wide), nor where no enclosure exists."""
+    cert = result.certificate
+    if cert is None or not cert.reason:
+        return "the enclosures overlap", False
+    return _reason(cert.reason), cert.truth_lower is None and "no rigorous enclosure exists" not in cert.reason
 
 
 def _replayed(points: Sequence[dict[str, float]], violated: Callable[[dict[str, float]], bool]) -> bool:
@@ -395,7 +508,7 @@ def search(theorem: Theorem, app: Application, *, max_examples: int = 2000, budg
 
 
 def _round(theorem: Theorem, app: Application, point: dict[str, float], result: PointResult,
-           end: float) -> tuple[dict[str, float], PointResult]:
+           end: float, recheck_s: float | None = None) -> tuple[dict[str, float], PointResult]:
     """Round each value to the fewest significant digits (1..6) that keep the point certifiably violated, while the
     budget (monotonic time `end`) lasts; returns the point and its certified result."""
     point = dict(point)
@@ -411,7 +524,7 @@ def _round(theorem: Theorem, app: Application, point: dict[str, float], result: 
                 break
             try:
                 with deadline(end - time.monotonic(), "the search's time budget"):
-                    rounded = check_point(theorem, app, candidate)
+                    rounded = check_point(theorem, app, candidate, recheck_s=recheck_s)
             except Exception:  # noqa: BLE001 - a candidate that cannot be checked is not taken
                 continue
             if rounded.verdict is Verdict.VIOLATED:
@@ -578,15 +691,16 @@ def falsify_outcome(bound: sp.Expr | str, family: str, side: str = "upper",
                     defaults: Mapping[str, sp.Expr | str] | None = None, max_examples: int = 2000,
                     conventions: Sequence[str] = (), symbols: Sequence[str] = (),
                     integers: Sequence[str] = (),
-                    progress: Callable[[str, int, int], None] | None = None, region: bool = True) -> SearchOutcome:
+                    progress: Callable[[str, int, int], None] | None = None, region: bool = True,
+                    recheck_s: float | None = None) -> SearchOutcome:
     """Search `family`'s parameter space for a point where `bound` is on the wrong side of the truth; the full
-    record of the search (points tried, checked, excluded and why, the counterexample if any). `region` as in
-    `search_outcome`."""
-    _validate(max_examples, budget_s, None)
+    record of the search (points tried, checked, excluded and why, the uncertified points, the counterexample if
+    any). `region` and `recheck_s` as in `search_outcome`."""
+    _validate(max_examples, budget_s, None, recheck_s)
     theorem = user_theorem(bound, family, side, quantity=quantity, extra_assumptions=extra_assumptions, bind=bind,
                            defaults=defaults, conventions=conventions, symbols=symbols, integers=integers)
     return search_outcome(theorem, theorem.applications[0], max_examples=max_examples, budget_s=budget_s, seed=seed,
-                          progress=progress, region=region)
+                          progress=progress, region=region, recheck_s=recheck_s)
 
 
 def falsify(bound: sp.Expr | str, family: str, side: str = "upper", extra_assumptions: Sequence[sp.Basic | str] = (),
@@ -594,39 +708,43 @@ def falsify(bound: sp.Expr | str, family: str, side: str = "upper", extra_assump
             bind: Mapping[str, sp.Expr | str] | None = None, defaults: Mapping[str, sp.Expr | str] | None = None,
             max_examples: int = 2000, min_checked: int | None = None,
             conventions: Sequence[str] = (), symbols: Sequence[str] = (),
-            integers: Sequence[str] = (), region: bool = True) -> Counterexample | None:
+            integers: Sequence[str] = (), region: bool = True, recheck_s: float | None = None) -> Counterexample | None:
     """Search `family`'s parameter space for a point where `bound` is on the wrong side of the truth.
 
     Returns the shrunk, certified counterexample, or None when none was found among the points checked; raises
     NothingChecked (CLI exit 3) when fewer than `min_checked` points (default min(10, max_examples)) could be
-    checked: contradictory assumptions, a bound undefined everywhere, a budget too small. `extra_assumptions`
-    restrict the search (SymPy conditions or strings); `symbols` declare the bound's own variables ("eps0 > 0");
-    `region=False` searches beyond the family's search region (see `search_outcome`).
+    checked: contradictory assumptions, a bound undefined everywhere, a budget too small; and when points look
+    violated but none could be certified (its `outcome` lists them). `extra_assumptions` restrict the search (SymPy
+    conditions or strings); `symbols` declare the bound's own variables ("eps0 > 0"); `region=False` searches beyond
+    the family's search region; `recheck_s` caps each point's rigorous re-check (see `search_outcome`).
     """
-    needed = _validate(max_examples, budget_s, min_checked)
+    needed = _validate(max_examples, budget_s, min_checked, recheck_s)
     outcome = falsify_outcome(bound, family, side, extra_assumptions, budget_s, seed, quantity=quantity, bind=bind,
                               defaults=defaults, max_examples=max_examples, conventions=conventions,
-                              symbols=symbols, integers=integers, region=region)
+                              symbols=symbols, integers=integers, region=region, recheck_s=recheck_s)
     require_checked(outcome, needed)
     return outcome.counterexample
 
 
 def require_checked(outcome: SearchOutcome, needed: int) -> None:
     """Raise NothingChecked unless the search found a counterexample or checked at least `needed` points; also when
-    points look violated in floating point but could not be certified: that is undecided, never a pass."""
+    points look violated in floating point but could not be certified: that is undecided, never a pass. The error
+    carries the outcome (`err.outcome`, whose `suspects` are the uncertified points)."""
     if outcome.counterexample is None and outcome.uncertified:
         reasons = "; ".join(f"{r} (x{n})" for r, n in outcome.uncertified_reasons.items())
         why = list(outcome.uncertified_reasons)
         if why and all(any(w in r for w in ("DeadlineExceeded", "MemoryLimitExceeded", "deadline", "memory cap"))
                        for r in why):
-            hint = "the re-check ran out of time or memory (a larger --budget, or VERIFY_MEMORY_CAP)"
+            hint = ("the re-check ran out of time or memory (a larger --recheck / recheck_s or --budget, or "
+                    "VERIFY_MEMORY_CAP)")
         elif any("no rigorous enclosure exists" in r for r in why):
             hint = "a truth needs a rigorous `enclose`, e.g. from verify.families.closed_form"
         else:
             hint = "the enclosures could not decide at the precisions tried"
-        raise NothingChecked(f"{outcome.theorem} on {outcome.family}: {outcome.summary()}: the bound looks violated "
-                             f"in floating point but no certificate could be computed ({hint}): undecided"
-                             + (f"; why: {reasons}" if reasons else ""))
+        shown = f"; the first: {outcome.suspects[0]}" if outcome.suspects else ""
+        _raise(NothingChecked(f"{outcome.theorem} on {outcome.family}: {outcome.summary()}: the bound looks violated "
+                              f"in floating point at {outcome.uncertified} points but no certificate could be computed "
+                              f"({hint}): undecided" + (f"; why: {reasons}" if reasons else "") + shown), outcome)
     if outcome.counterexample is None and outcome.checked < needed:
         why = f"; first failure: {outcome.first_failure}" if outcome.first_failure else ""
         if outcome.commonest_failure and not outcome.first_failure:  # capped points only: the commonest cap
@@ -635,8 +753,13 @@ def require_checked(outcome: SearchOutcome, needed: int) -> None:
             why += "; the search could draw no point that satisfies the assumptions and declared domains together"
         if outcome.region:
             why += "; --whole-domain (region=False) searches beyond the family's search region"
-        raise NothingChecked(f"{outcome.theorem} on {outcome.family}: only {outcome.summary()}, fewer than the "
-                             f"{needed} required: no evidence either way{why}")
+        _raise(NothingChecked(f"{outcome.theorem} on {outcome.family}: only {outcome.summary()}, fewer than the "
+                              f"{needed} required: no evidence either way{why}"), outcome)
+
+
+def _raise(err: NothingChecked, outcome: SearchOutcome) -> None:
+    err.outcome = outcome
+    raise err
 
 
 def parameters_of(theorem: Theorem) -> list[str]:

@@ -8,7 +8,9 @@ fixtures, and a bound that fails shows its shrunk, certified counterexample in p
         verify_register(MY_FAMILY)            # registered for this test only
         assert_bound_holds("...", MY_FAMILY.name)
 
-Options: --verify-seed N (default 0), --verify-max-examples N (default 2000), --verify-budget SECONDS (default 60).
+Options: --verify-seed N (default 0), --verify-max-examples N (default 2000), --verify-budget SECONDS (default 60),
+--verify-recheck SECONDS (a point's rigorous re-check; default budget / 4, at most 20). A search that ends undecided
+(NothingChecked) lists the points that look violated, uncertified, in the report.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--verify-seed", type=int, default=0, help="seed of every search (default 0)")
     group.addoption("--verify-max-examples", type=int, default=2000, help="points per search (default 2000)")
     group.addoption("--verify-budget", type=float, default=60.0, help="seconds per search (default 60)")
+    group.addoption("--verify-recheck", type=float, default=None,
+                    help="seconds per point's rigorous re-check (default: budget / 4, at most 20)")
 
 
 @pytest.fixture
@@ -44,7 +48,7 @@ def assert_bound_holds(request: pytest.FixtureRequest) -> Callable[..., None]:
     with the certified counterexample, or NothingChecked when too few points could be checked."""
     config = request.config
     defaults = {"seed": config.getoption("verify_seed"), "max_examples": config.getoption("verify_max_examples"),
-                "budget_s": config.getoption("verify_budget")}
+                "budget_s": config.getoption("verify_budget"), "recheck_s": config.getoption("verify_recheck")}
 
     def check(bound, family: str, side: str = "upper", **options) -> None:
         from verify.testing.falsify import falsify
@@ -95,3 +99,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
                          f"({cert.method}), bound in [{cert.bound_lower}, {cert.bound_upper}], "
                          f"{cert.precision_bits}-bit Arb")
         report.sections.append(("verify counterexample", "\n".join(lines)))
+    outcome_of = getattr(call.excinfo.value, "outcome", None) if call.excinfo is not None else None
+    if outcome_of is not None and outcome_of.suspects:  # NothingChecked: the evidence that left it undecided
+        report.sections.append(("verify uncertified points", outcome_of.suspects_text()))
