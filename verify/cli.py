@@ -10,7 +10,6 @@ import math
 import os
 import signal
 import sys
-import threading
 import traceback
 import warnings
 from collections.abc import Callable, Sequence
@@ -21,6 +20,7 @@ from verify._version import __version__
 from verify.errors import ParameterError, UnknownIdError, VerifyError, did_you_mean
 from verify.executors import EXECUTORS, check_scheduler
 from verify.results import Verdict, params_text
+from verify.stopping import Interrupted, stop_on_signals
 
 # The parser imports neither the catalog nor the runner (SymPy, SciPy), so `verify --help` starts fast. These copy
 # verify.runner.FALSIFY_EXAMPLES and verify.testing.falsify's MIN_CHECKED and SIDES (tests/test_startup.py keeps them
@@ -280,17 +280,12 @@ def cmd_report(args: argparse.Namespace) -> int:
         return 2
     _hypothesis_cache()
     bar = ProgressBar(enabled=not args.quiet and sys.stderr.isatty())
-    main_thread = threading.current_thread() is threading.main_thread()
-    if main_thread:  # on SIGTERM, unwind so that the partial report folder is removed
-        previous = signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
-    try:
+    try:  # a SIGTERM unwinds through build_report, which removes the partial report folder (verify.stopping)
         report = build_report(args.only, args.out, seed=args.seed, backend=args.backend, progress=bar,
                               workers=args.workers, falsify=args.falsify, executor=args.executor,
                               scheduler=args.scheduler, single_file=args.single_file, cache=args.cache)
     finally:
         bar.close()
-        if main_thread:
-            signal.signal(signal.SIGTERM, previous)
     outcome = report.run
     bad = outcome.unexpected
     for r in bad:
@@ -654,8 +649,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         atexit.register(_quick_shutdown)
         single_threaded_blas()
         _one_line_warnings()
-    try:
-        return _dispatch(list(sys.argv[1:] if argv is None else argv))
+    try:  # SIGTERM and SIGINT end the processes the command started and unwind it (verify.stopping); a caller's
+        with stop_on_signals(own_process=argv is None):  # own children, where it runs in-process, stay
+            return _dispatch(list(sys.argv[1:] if argv is None else argv))
     except BrokenPipeError:  # `verify list | head`: the reader left; say nothing more
         try:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -665,9 +661,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except VerifyError as err:
         print(f"error: {_one_line(err)}", file=sys.stderr)
         return err.exit_code
+    except Interrupted as err:  # SIGTERM or SIGINT: its processes are ended, its partial files removed
+        print(f"error: {err}", file=sys.stderr)
+        return err.exit_code
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
-        return 130
+        return exitcodes.stopped_by(signal.SIGINT)
     except Exception as err:  # noqa: BLE001 - a bug: one line (the traceback with VERIFY_DEBUG=1), its own code
         if os.environ.get("VERIFY_DEBUG"):
             traceback.print_exc()

@@ -7,3 +7,9 @@ UNEXPECTED = 1  # an unexpected verdict, an ERROR entry, a counterexample found
 BAD_INPUT = 2  # bad input: a violated assumption, an unknown name, a bad option value
 INCONCLUSIVE = 3  # nothing (or too little) was checked, a cap was hit, or the evidence cannot decide
 INTERNAL = 4  # a bug in verify (an exception it did not raise on purpose); VERIFY_DEBUG=1 prints the traceback
+SIGNALLED = 128  # stopped by a signal: 128 + its number (130 SIGINT, 143 SIGTERM), as a shell reports it
+
+
+def stopped_by(signum: int) -> int:
+    """The exit code of a command stopped by signal `signum` (its processes ended, nothing half written left)."""
+    return SIGNALLED + int(signum)

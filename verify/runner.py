@@ -17,7 +17,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from verify.backend import ENV_VAR, backend_name, get_namespace
 from verify.catalog import companions, select
@@ -121,22 +120,23 @@ def write_results(path: Path | str, text: str) -> Path:
     file that appeared at `path` during the run is left alone and the results are kept in the temporary file."""
     path = Path(path)
     tmp = path.parent / f".{path.name}.{uuid.uuid4().hex[:12]}.partial"
+    kept = False
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(text)
-    except OSError as err:
-        _remove_quietly(tmp)
-        raise ParameterError(f"cannot write {path}: {err.strerror or err}") from None
-    if path.is_symlink() or path.is_dir() or (path.exists() and not is_results_file(path)):
-        raise ParameterError(f"{path} appeared during the run and is not a verify results file; verify never "
-                             f"overwrites files it did not create: the results are in {tmp}")
-    try:
+        if path.is_symlink() or path.is_dir() or (path.exists() and not is_results_file(path)):
+            kept = True
+            raise ParameterError(f"{path} appeared during the run and is not a verify results file; verify never "
+                                 f"overwrites files it did not create: the results are in {tmp}")
         os.replace(tmp, path)
-    except OSError as err:
-        _remove_quietly(tmp)
-        raise ParameterError(f"cannot write {path}: {err.strerror or err}") from None
+    except BaseException as err:  # an I/O error, or a stop (verify.stopping): no half-written file stays
+        if not kept:
+            _remove_quietly(tmp)
+        if isinstance(err, OSError):
+            raise ParameterError(f"cannot write {path}: {err.strerror or err}") from None
+        raise
     return path
 
 
@@ -148,7 +148,7 @@ def _remove_quietly(path: Path) -> None:
 
 
 _JOBS: dict[str, Theorem] = {}  # the theorems of a parallel run, inherited by its forked workers
-_STARTS: Any = None  # a queue on which forked workers announce each entry they start (progress), or None
+_STARTS: int | None = None  # a pipe's write end on which forked workers announce each entry they start, or None
 
 
 def check_entry(theorem: Theorem, app: Application, falsify: int, seed: int) -> ApplicationResult:
@@ -255,8 +255,8 @@ def _check_group(keys: list[tuple[str, int]], falsify: int, seed: int, backend: 
         found = [(_JOBS.get(tid) or catalog_theorem(tid), i) for tid, i in keys]
         out = []
         for t, i in found:
-            if _STARTS is not None:
-                _STARTS.put(t.id)
+            if _STARTS is not None:  # one write below PIPE_BUF: atomic, and no lock a killed worker could keep
+                os.write(_STARTS, f"{t.id}\n".encode())
             out.append(check_entry(t, t.applications[i], falsify, seed))
         return out, truths_in(memo) if keep_truths else {}
 
@@ -271,15 +271,16 @@ def _announced_starts(jobs: list[tuple[Theorem, int]], progress: Callable[[Theor
     if progress is None:
         yield done
         return
-    import multiprocessing
-
     by_id = {t.id: t for t, _ in jobs}
-    _STARTS = multiprocessing.get_context("fork").SimpleQueue()  # before the first submit forks the workers
-    queue = _STARTS
+    reader, _STARTS = os.pipe()  # before the first submit forks the workers
+    writer = _STARTS
 
     def listen() -> None:
-        while (tid := queue.get()) is not None:
-            progress(by_id[tid], done[0], len(jobs))
+        with open(reader, "rb") as lines:
+            for line in lines:
+                if line == b"\n":  # the end
+                    return
+                progress(by_id[line.decode().rstrip("\n")], done[0], len(jobs))
 
     listener = threading.Thread(target=listen, name="verify-starts", daemon=True)
     listener.start()
@@ -287,8 +288,12 @@ def _announced_starts(jobs: list[tuple[Theorem, int]], progress: Callable[[Theor
         yield done
     finally:
         _STARTS = None
-        queue.put(None)
-        listener.join(timeout=5)
+        try:
+            os.write(writer, b"\n")
+            listener.join(timeout=5)
+        except OSError:  # the listener has ended already (its reader is closed)
+            pass
+        os.close(writer)
 
 
 def _run_parallel(pool: Executor, jobs: list[tuple[Theorem, int]], groups: list[list[int]],

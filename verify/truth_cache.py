@@ -13,7 +13,8 @@ cached: their code is not part of the generation.
 
 The folder holds a marker file and one sub-folder per generation; each process writes what it computed as a new file
 (a unique name, written aside and renamed into place), so concurrent runs never replace each other's files, and
-verify never deletes or rewrites a file there. A line that cannot be read is skipped. Delete the folder to clear it.
+verify never deletes or rewrites a file there (but the temporary file of a worker it killed, as a stopped command does,
+before that file was renamed). A line that cannot be read is skipped. Delete the folder to clear it.
 The folder is trusted as verify's own files are: a float edited there by hand is what the float filter sees (it can
 turn a point's HOLDS wrong), while a VIOLATED is always certified from a recomputed truth.
 """
@@ -25,6 +26,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import sys
 import warnings
 from collections.abc import Iterator, Mapping
@@ -113,9 +115,11 @@ class TruthCache:
         try:
             aside.write_text(text, encoding="utf-8")
             os.replace(aside, self.folder / name)  # a fresh name: nothing there to replace
-        except OSError as err:  # a full or read-only disk loses the cache's additions, never the run
+        except BaseException as err:  # a full or read-only disk loses the cache's additions, never the run
             with contextlib.suppress(OSError):
                 aside.unlink(missing_ok=True)  # ours, half written
+            if not isinstance(err, OSError):  # a stop (verify.stopping) goes on
+                raise
             if not self.unwritable:
                 warnings.warn(f"--cache {self.folder}: cannot add to it ({err.strerror or err}); this run's truths "
                               "are not kept", RuntimeWarning, stacklevel=2)
@@ -195,8 +199,34 @@ def disk_truths(folder: Path | str | None, backend: str) -> Iterator[TruthCache 
     try:
         yield cache
     finally:
-        cache.flush()
         _ACTIVE = saved
+        try:
+            cache.flush()
+        finally:
+            _remove_orphans(here)
+
+
+_ASIDE = re.compile(r"\.[0-9a-f]{32}\.jsonl\.(?P<pid>[0-9]+)\.tmp")
+
+
+def _remove_orphans(folder: Path) -> None:
+    """Remove the files that processes verify ended (verify.stopping, a command stopped by a signal) were writing
+    (`flush`'s `.<name>.jsonl.<pid>.tmp`): killed before the rename, they are half written."""
+    from verify.stopping import ended
+
+    killed = ended()
+    if not killed:
+        return
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        match = _ASIDE.fullmatch(name)
+        if match is not None and int(match["pid"]) in killed:
+            with contextlib.suppress(OSError):
+                os.unlink(folder / name)
+    return True
 
 
 def _cached(family: Family) -> bool:
