@@ -3,6 +3,12 @@ it: `conservative` (above the proven upper end), `tight` (inside the bracket) or
 lower end: a privacy claim the mechanism does not have). Each library is optional and imported only here; one that is
 not installed is listed as such, never an error.
 
+Each runs under the caps of verify's own code, in a process of its own (verify.isolation.call_capped): its address
+space is capped (env VERIFY_MEMORY_CAP, default 1 GiB, plus the isolation's headroom) and it is killed at the
+point deadline (env VERIFY_TRUTH_DEADLINE, default 120 s). One that hits a cap is listed `over the memory cap` or
+`past its deadline` (prv_accountant grew to 20 GB at T = 1e6 without the cap), one that fails `failed`, with the
+reason; none of them changes verify's own answer.
+
 Add/remove neighbours only (the relation these accountants use for Poisson sampling)."""
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from dataclasses import dataclass
 from verify.accountant import AccountantResult
 
 CONSERVATIVE, TIGHT, UNDER = "conservative", "tight", "UNDER-REPORTS"
+OVER_MEMORY, PAST_DEADLINE, FAILED = "over the memory cap", "past its deadline", "failed"
 
 
 @dataclass(frozen=True)
@@ -122,7 +129,8 @@ ACCOUNTANTS: dict[str, tuple[str, Callable[[AccountantResult], float]]] = {
 
 
 def compare(result: AccountantResult) -> list[Comparison]:
-    """Every accountant of ACCOUNTANTS on `result`'s schedule, placed against its bracket."""
+    """Every accountant of ACCOUNTANTS on `result`'s schedule, each under the caps (see the module's docstring),
+    placed against the bracket."""
     import importlib.util
 
     if result.neighbouring != "add_remove":
@@ -131,16 +139,42 @@ def compare(result: AccountantResult) -> list[Comparison]:
     for name, (module, answer) in ACCOUNTANTS.items():
         if importlib.util.find_spec(module) is None:
             out.append(Comparison(name, None, "not installed"))
-            continue
-        try:
-            with warnings.catch_warnings():  # another library's numerical warnings are not ours to print
-                warnings.simplefilter("ignore")
-                value = float(answer(result))
-        except Exception as err:  # noqa: BLE001 - another library's failure is reported, not ours to raise
-            out.append(Comparison(name, None, "failed", " ".join(f"{type(err).__name__}: {err}".split())[:160]))
-            continue
-        if math.isnan(value):
-            out.append(Comparison(name, None, "failed", "returned NaN"))
-            continue
-        out.append(Comparison(name, value, status(value, result)))
+        else:
+            out.append(_capped(name, answer, result))
     return out
+
+
+def _capped(name: str, answer: Callable[[AccountantResult], float], result: AccountantResult) -> Comparison:
+    """One accountant's answer, computed in a capped process of its own; a cap it hits or an error it raises is
+    its Comparison's status and note."""
+    from verify.errors import DeadlineExceeded, MemoryLimitExceeded
+    from verify.isolation import WorkerDied, call_capped
+    from verify.limits import memory_cap, remaining, truth_deadline
+
+    seconds = min(remaining(), truth_deadline())
+    try:
+        value = call_capped(_quietly, answer, result, seconds=seconds, what=name)
+    except MemoryLimitExceeded:
+        return Comparison(name, None, OVER_MEMORY, f"needs more than {memory_cap() / 2**20:.0f} MiB, the cap set by "
+                                                   "VERIFY_MEMORY_CAP")
+    except DeadlineExceeded:
+        return Comparison(name, None, PAST_DEADLINE, f"stopped after {seconds:.3g} s, the deadline set by "
+                                                     "VERIFY_TRUTH_DEADLINE")
+    except WorkerDied as err:  # a crash in its C code, possibly an allocation refused there
+        return Comparison(name, None, FAILED, _one_line(str(err)))
+    except Exception as err:  # noqa: BLE001 - another library's failure is reported, not ours to raise
+        return Comparison(name, None, FAILED, _one_line(f"{type(err).__name__}: {err}"))
+    if math.isnan(value):
+        return Comparison(name, None, FAILED, "returned NaN")
+    return Comparison(name, value, status(value, result))
+
+
+def _quietly(answer: Callable[[AccountantResult], float], result: AccountantResult) -> float:
+    """`answer(result)` as a float, without another library's numerical warnings (not ours to print)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return float(answer(result))
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())[:160]

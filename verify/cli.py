@@ -592,7 +592,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--assume", help="condition restricting the box, e.g. '(eta*lam < 1) & (K >= 10)'")
     p.add_argument("--json", action="store_true", help="print the certificate as JSON")
     p.add_argument("--max-boxes", type=int, default=200_000, help="boxes examined at most (default 200000)")
-    p.add_argument("--budget", type=float, default=60.0, help="seconds (default 60)")
+    p.add_argument("--budget", type=float, default=60.0, help="wall-clock cap in seconds on the whole "
+                   "certification, one long box evaluation included (default 60); reached, it is INCONCLUSIVE "
+                   "(exit 3) with what was decided")
     p.add_argument("--min-width", type=float, default=1e-10, help="relative box width not bisected further "
                    "(default 1e-10)")
     p.add_argument("--prec", type=int, default=128, help="Arb working precision in bits (default 128)")

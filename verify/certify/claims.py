@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
 import sympy as sp
 
 from verify.certify.boxes import E0_ratio, m, mu
-from verify.certify.search import CERTIFIED, COUNTEREXAMPLE, INCONCLUSIVE, Certificate, certify
+from verify.certify.search import CERTIFIED, COUNTEREXAMPLE, DEFAULT_BUDGET_S, INCONCLUSIVE, Certificate, certify
 from verify.errors import UnknownIdError
 
 # ---- named claims ---------------------------------------------------------------------------------------------
@@ -134,7 +135,8 @@ CLAIMS: dict[str, Claim] = _claims()
 
 
 def run_claim(claim_id: str, **limits: Any) -> Certificate:
-    """Certify a named claim of CLAIMS; `limits` go to `certify` (min_width, max_boxes, budget_s, prec, split)."""
+    """Certify a named claim of CLAIMS; `limits` go to `certify` (min_width, max_boxes, budget_s, prec, split). A
+    claim certified termwise shares `budget_s` among its parts: each gets what the ones before it left."""
     try:
         c = CLAIMS[claim_id]
     except KeyError:
@@ -142,7 +144,8 @@ def run_claim(claim_id: str, **limits: Any) -> Certificate:
     if not c.parts:
         return certify(c.lhs, c.rhs, c.box, c.relation, assumptions=c.assumptions, log_form=c.log_form,
                        claim=c.id, **limits)
-    parts = [run_claim(p, **limits) for p in c.parts]
+    end = time.perf_counter() + limits.get("budget_s", DEFAULT_BUDGET_S)
+    parts = [run_claim(p, **{**limits, "budget_s": end - time.perf_counter()}) for p in c.parts]
     status = CERTIFIED if all(p.certified for p in parts) else INCONCLUSIVE
     return Certificate(
         status=status, relation=f"lhs {c.relation} rhs", lhs=sp.sstr(c.lhs), rhs=sp.sstr(c.rhs),

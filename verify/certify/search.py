@@ -28,7 +28,8 @@ from verify.certify.intervals import (
     ctx,
 )
 from verify.certify.translate import Compiled, _compile_condition, _compiled, _fold
-from verify.errors import ParameterError
+from verify.errors import DeadlineExceeded, ParameterError
+from verify.limits import deadline
 from verify.model import PRECISION_DPS, evaluate
 from verify.parsing import parse_expression
 
@@ -36,6 +37,8 @@ from verify.parsing import parse_expression
 
 CERTIFIED, COUNTEREXAMPLE, INCONCLUSIVE = "CERTIFIED", "COUNTEREXAMPLE", "INCONCLUSIVE"
 RELATIONS = ("<=", "<", ">=", ">")
+DEFAULT_BUDGET_S = 60.0
+BUDGET = "the certification's budget (budget_s)"  # what a DeadlineExceeded of the budget names
 
 
 @dataclass(frozen=True)
@@ -166,7 +169,8 @@ def _as_expr(x: Any, what: str) -> sp.Expr:
 
 
 def certify(lhs: Any, rhs: Any, box: BoxSpec, relation: str = "<=", *, assumptions: sp.Basic | None = None,
-            min_width: float = 1e-10, max_boxes: int = 200_000, budget_s: float = 60.0, prec: int = DEFAULT_PREC,
+            min_width: float = 1e-10, max_boxes: int = 200_000, budget_s: float = DEFAULT_BUDGET_S,
+            prec: int = DEFAULT_PREC,
             integers: Iterable[str] = (), log_form: bool = False, monotonicity: bool = True,
             split: str = "width", keep_undecided: int = 5, claim: str | None = None) -> Certificate:
     """Decide `lhs <relation> rhs` for every point of `box` where `assumptions` hold.
@@ -176,11 +180,13 @@ def certify(lhs: Any, rhs: Any, box: BoxSpec, relation: str = "<=", *, assumptio
     ints, or exact strings such as "1e-9" or "1/3"; a single number fixes the symbol). Symbols declared integer in
     SymPy (or named in `integers`) range over the integers of their interval. `min_width` is the relative width (per
     dimension, in log scale for intervals spanning orders of magnitude) below which a box is not bisected further;
-    `max_boxes` and `budget_s` cap the work. With `log_form` the logarithms of the two sides are compared
-    (expanded), which removes the dependency between products and powers; it needs both sides positive (where a
-    logarithm's argument is not certainly positive the box stays undecided). A CERTIFIED answer is rigorous (Arb
-    interval arithmetic at `prec` bits); a COUNTEREXAMPLE is a point where the relation certainly fails, with both
-    sides re-evaluated by mpmath at 50 digits; INCONCLUSIVE lists a few undecided boxes.
+    `max_boxes` and `budget_s` cap the work; `budget_s` is a wall-clock cap on the whole certification (a
+    verify.limits deadline: it stops a long evaluation of one box too, and the preparation of the claim), and a
+    certification it stops is INCONCLUSIVE with what was decided so far. With `log_form` the logarithms of the two
+    sides are compared (expanded), which removes the dependency between products and powers; it needs both sides
+    positive (where a logarithm's argument is not certainly positive the box stays undecided). A CERTIFIED answer
+    is rigorous (Arb interval arithmetic at `prec` bits); a COUNTEREXAMPLE is a point where the relation certainly
+    fails, with both sides re-evaluated by mpmath at 50 digits; INCONCLUSIVE lists a few undecided boxes.
     """
     _need_flint()
     start = time.perf_counter()
@@ -209,30 +215,42 @@ def certify(lhs: Any, rhs: Any, box: BoxSpec, relation: str = "<=", *, assumptio
     integer = declared_integer | set(integers)
     all_dims = _make_dims(_tighten(box, cond), sorted(canon), integer)
     by_name = {d.name: d for d in all_dims}
-    reduced, dropped = _reduce(diff, _root_env(all_dims), prec)
-    search = _Search(reduced, cond, [by_name[n] for n in sorted({s.name for s in reduced.free_symbols}
-                                                                  | {s.name for s in cond.free_symbols})],
-                     canon, strict=rel in ("<", ">"), prec=prec, min_width=min_width, monotonicity=monotonicity,
-                     split=split)
-    with ctx.workprec(prec):
-        search.run(max_boxes, start + budget_s)
+    end = start + budget_s
+    search, dropped, interrupted = None, [], ""
+    try:
+        with deadline(end - time.perf_counter(), BUDGET):  # the budget's end, whatever came before
+            reduced, dropped = _reduce(diff, _root_env(all_dims), prec)
+            search = _Search(reduced, cond, [by_name[n] for n in sorted({s.name for s in reduced.free_symbols}
+                                                                          | {s.name for s in cond.free_symbols})],
+                             canon, strict=rel in ("<", ">"), prec=prec, min_width=min_width,
+                             monotonicity=monotonicity, split=split)
+            with ctx.workprec(prec):
+                search.run(max_boxes, end)
+    except DeadlineExceeded:
+        if time.perf_counter() < end:  # an enclosing deadline's, not this budget's
+            raise
+        interrupted = f"the budget of {budget_s:g} s ran out " + ("while the claim was prepared" if search is None
+                                                                  else "inside the evaluation of a box")
+    if search is None:  # stopped before any box: the whole box is undecided
+        search = _Search.unstarted(all_dims, cond)
 
-    note = f"factors of certain sign dropped: {', '.join(dropped)}" if dropped else ""
+    notes = [f"factors of certain sign dropped: {', '.join(dropped)}"] if dropped else []
     if log_form:
-        note = "compared log(rhs) with log(lhs)" + ("; " + note if note else "")
+        notes.insert(0, "compared log(rhs) with log(lhs)")
     if search.witness is not None:
         status, stopped_by, undecided = COUNTEREXAMPLE, None, []
-    elif search.heap or search.undecided:
-        status, stopped_by = INCONCLUSIVE, search.stopped_by or "min_width"
+    elif search.heap or search.undecided or interrupted:
+        status, stopped_by = INCONCLUSIVE, "budget_s" if interrupted else search.stopped_by or "min_width"
         undecided = search.undecided + [b for _, _, b in sorted(search.heap)]
+        notes += [interrupted] if interrupted else []
     else:
         status, stopped_by, undecided = CERTIFIED, None, []
         if search.stats["certified"] == 0 and search.has_cond:
-            note = (note + "; " if note else "") + "the assumptions exclude the whole box (vacuous)"
+            notes.append("the assumptions exclude the whole box (vacuous)")
     point, values = None, None
     if search.witness is not None:
         point = {d.name: search.witness.get(d.name, d.sample(d.lo, d.hi)) for d in all_dims}
-        values = _point_values(lhs_e, rhs_e, point)
+        values = _cross_check(lhs_e, rhs_e, point, end - time.perf_counter())
     rel_text = f"lhs {rel} rhs"
     return Certificate(
         status=status, relation=rel_text, lhs=sp.sstr(lhs_e), rhs=sp.sstr(rhs_e),
@@ -243,7 +261,17 @@ def certify(lhs: Any, rhs: Any, box: BoxSpec, relation: str = "<=", *, assumptio
         counterexample=point, counterexample_values=values,
         undecided=tuple({d.name: (lo, hi) for d, (lo, hi) in zip(search.dims, b, strict=True)}
                         for b in undecided[:keep_undecided]),
-        undecided_count=len(undecided), stopped_by=stopped_by, seconds=time.perf_counter() - start, note=note)
+        undecided_count=len(undecided), stopped_by=stopped_by, seconds=time.perf_counter() - start,
+        note="; ".join(notes))
+
+
+def _cross_check(lhs: sp.Expr, rhs: sp.Expr, point: Mapping[str, float | int], seconds: float) -> dict[str, str]:
+    """`_point_values` within what is left of the budget (the interval verdict stands without it)."""
+    try:
+        with deadline(seconds, BUDGET):
+            return _point_values(lhs, rhs, point)
+    except DeadlineExceeded:
+        return {"error": "no time left in the budget for mpmath's cross-check at 50 digits"}
 
 
 def _forms(expr: sp.Expr) -> list[sp.Expr]:
@@ -313,6 +341,15 @@ class _Search:
         self.stopped_by: str | None = None
         self.witness: dict[str, float | int] | None = None
 
+    @classmethod
+    def unstarted(cls, dims: Sequence[_Dim], cond: sp.Basic) -> _Search:
+        """A search stopped before its first box: the whole box undecided, nothing examined."""
+        search = cls.__new__(cls)
+        search.dims, search.has_cond, search.witness = list(dims), cond is not sp.true, None
+        search.heap, search.undecided, search.stopped_by = [], [tuple((d.lo, d.hi) for d in dims)], "budget_s"
+        search.stats = {"examined": 0, "certified": 0, "discarded": 0, "monotone": 0}
+        return search
+
     def ok(self, iv: Interval) -> bool:  # the claim certainly holds on the enclosure (both ends finite)
         return _finite(iv) and (bool(iv[0] > 0) if self.strict else bool(iv[0] >= 0))
 
@@ -356,15 +393,30 @@ class _Search:
                 changed = True
         return changed
 
-    def run(self, max_boxes: int, deadline: float) -> None:
+    def run(self, max_boxes: int, end: float) -> None:
+        """Examine boxes, best first, until all are decided, a witness is found or a cap is hit (`end`: the
+        time.perf_counter() of the budget's end, looked at between boxes; a deadline that stops a box's evaluation
+        puts that box back among the undecided ones before it propagates)."""
+        self.box: tuple | None = None  # the box being examined: undecided if its examination is stopped
+        try:
+            self._examine(max_boxes, end)
+        except BaseException:
+            if self.box is not None:
+                self.undecided.append(self.box)
+                self.stopped_by = "budget_s"
+            raise
+
+    def _examine(self, max_boxes: int, end: float) -> None:
         dims, stats = self.dims, self.stats
         while self.heap:
+            self.box = None
             if stats["examined"] >= max_boxes:
                 self.stopped_by = "max_boxes"
                 return
-            if time.perf_counter() > deadline:
+            if time.perf_counter() > end:
                 self.stopped_by = "budget_s"
                 return
+            self.box = self.heap[0][2]
             _, _, bx = heapq.heappop(self.heap)
             stats["examined"] += 1
             env = _env(dims, bx)
@@ -427,6 +479,7 @@ class _Search:
             for half in halves:
                 heapq.heappush(self.heap, (key, self.counter, bx[:k] + (half,) + bx[k + 1:]))
                 self.counter += 1
+        self.box = None
 
     def corner_witness(self, dims: Sequence, bx: tuple) -> bool:
         """Try the corners of a box too small to split as counterexamples (at most 2^6 of them; the midpoint was
