@@ -52,38 +52,42 @@ def _inside(param: Parameter | None, value: float) -> bool:
         return False
 
 
-def simple_values(param: Parameter | None, value: float) -> list[float]:
-    """Values simpler than `value` for one parameter (`param` None: a symbol the bound declares), simplest first:
-    the closed ends of its domain, the nearest integer and the two around it, the value with its integer part lowered
-    as far as the domain allows (a fractional order kept at a small order), the value to 2 and 1 significant digits.
-    Only values inside the domain, other than `value`."""
-    out: list[float] = []
-    candidates = list(_closed_ends(param.symbol, param.domain)) if param is not None else []
+def simple_values(param: Parameter | None, value: float) -> list[list[float]]:
+    """Values simpler than `value` for one parameter (`param` None: a symbol the bound declares), by kind, simplest
+    kind first: the closed ends of its domain (nearest 0 first: q = 1, n_a = 0, K = 1); the nearest integer and the
+    two around it; the value with its integer part lowered as far as the domain allows (a fractional order kept at a
+    small order) and the value to 2 and 1 significant digits. Only values inside the domain, other than `value`."""
+    ends = sorted(_closed_ends(param.symbol, param.domain), key=abs) if param is not None else []
+    integers, rest = [], []
     if math.isfinite(value):
-        candidates += [float(round(value)), float(math.floor(value)), float(math.ceil(value))]
+        integers = [float(round(value)), float(math.floor(value)), float(math.ceil(value))]
         fraction = value - math.floor(value)
         if fraction and value > 1:  # the smallest of fraction, fraction + 1, ... inside the domain (few tried)
-            candidates += [fraction + k for k in range(min(math.floor(value), 8)) if _inside(param, fraction + k)][:1]
-        candidates += [float(f"{value:.2g}"), float(f"{value:.1g}")]
-    for v in candidates:
-        if v != value and v not in out and _inside(param, v):
-            out.append(v)
-    return out
+            rest += [fraction + k for k in range(min(math.floor(value), 8)) if _inside(param, fraction + k)][:1]
+        rest += [float(f"{value:.2g}"), float(f"{value:.1g}")]
+    seen: set[float] = {value}
+    kinds = []
+    for kind in (ends, integers, rest):
+        kinds.append([v for v in kind if v not in seen and not seen.add(v) and _inside(param, v)])
+    return kinds
 
 
 def simpler_points(family: Family, point: Mapping[str, float],
                    looks_violated: Callable[[dict[str, float]], bool]) -> list[dict[str, float]]:
     """Points ever simpler than `point` that still look violated (`looks_violated`, the float filter), simplest
-    first: each parameter in turn (by name) moves to its first simpler value (`simple_values`) that keeps the point
-    looking violated. The last point of the walk comes first, then the ones before it."""
+    first. A walk in passes, one kind of `simple_values` each (the domains' closed ends first, where a family is
+    often in closed form, then integers, then fewer digits): each parameter in turn (by name) moves to its first
+    value of the kind that keeps the point looking violated. The walk's last point comes first, then the ones
+    before it."""
     params = {p.name: p for p in family.parameters}
     walk: list[dict[str, float]] = []
     current = dict(point)
-    for name in sorted(point):
-        for value in simple_values(params.get(name), float(current[name])):
-            candidate = {**current, name: value}
-            if looks_violated(candidate):
-                current = candidate
-                walk.append(candidate)
-                break
+    for kind in range(3):
+        for name in sorted(point):
+            for value in simple_values(params.get(name), float(current[name]))[kind]:
+                candidate = {**current, name: value}
+                if looks_violated(candidate):
+                    current = candidate
+                    walk.append(candidate)
+                    break
     return walk[::-1]
