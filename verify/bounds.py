@@ -67,9 +67,51 @@ def _erfinv(y: Any) -> Any:
     return float(out) if isinstance(y, float) else out
 
 
+def _as_given(out: Any, *args: Any) -> Any:
+    """`out` (an mpf) as a float unless an argument is an mpmath number (the float filter passes floats and ints)."""
+    import mpmath
+
+    return out if any(isinstance(a, mpmath.mpf) for a in args) else float(out)
+
+
+def binomial(n: Any, k: Any) -> Any:
+    """SymPy's binomial(n, k) at real numbers, the bound language's meaning however the call was written (SymPy
+    folds a constant one exactly; lambdify would print Gamma(n + 1)/(Gamma(k + 1) Gamma(n - k + 1)), whose poles made
+    binomial(2, 3) or binomial(n, -1) undefined): 1 at k = 0; 0 at an integer k < 0 and at integers 0 <= n < k;
+    (-1)^k C(k - n - 1, k) at a negative integer n and an integer k > 0; undefined (ValueError) at a negative integer
+    n and a k that is not an integer; else the Gamma ratio with 1/Gamma(n - k + 1) = 0 at its poles. A float in gives
+    a float out (the float filter), an mpf an mpf at the working precision."""
+    import mpmath
+
+    x, y = mpmath.mpf(n), mpmath.mpf(k)
+    if not (mpmath.isfinite(x) and mpmath.isfinite(y)):
+        raise ValueError(f"binomial({n}, {k}) of a non-finite argument")
+    if y == 0:
+        out = mpmath.mpf(1)
+    elif y < 0 and mpmath.isint(y):
+        out = mpmath.mpf(0)
+    elif x < 0 and mpmath.isint(x):
+        if not mpmath.isint(y):
+            raise ValueError(f"binomial({n}, {k}) is undefined: a negative integer n and a k that is not an integer")
+        out = mpmath.gamma(y - x) * mpmath.rgamma(y + 1) * mpmath.rgamma(-x)
+        out = -out if int(y) % 2 else out
+    else:
+        out = mpmath.gamma(x + 1) * mpmath.rgamma(y + 1) * mpmath.rgamma(x - y + 1)
+    return _as_given(out, n, k)
+
+
+def harmonic(x: Any) -> Any:
+    """The harmonic number H_x = digamma(x + 1) + Euler's gamma at a real x, as SymPy's harmonic (undefined,
+    ValueError, at a negative integer); a float in gives a float out."""
+    import mpmath
+
+    return _as_given(mpmath.harmonic(mpmath.mpf(x)), x)
+
+
 HELPERS = {"_verify_range": integer_range, "_verify_min": _range_min, "_verify_sum": _range_sum,
-           "erfcinv": _erfcinv, "erfinv": _erfinv}
-"""The names the lambdified code of these classes calls (verify.model passes them to lambdify)."""
+           "erfcinv": _erfcinv, "erfinv": _erfinv, "binomial": binomial, "harmonic": harmonic}
+"""The names the lambdified code of these classes calls (verify.model passes them to lambdify, which then prints
+a call of each by its name rather than a rewrite)."""
 
 
 class _OverRange:

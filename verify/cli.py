@@ -93,7 +93,67 @@ class _UsageError(VerifyError):
     """A command line argparse refuses: one line (exit 2), not the usage text."""
 
 
+_GIVEN = "_verify_given"  # the options (and NAME=... keys) given so far in one parse: a repeat is refused
+
+
+def keyed(action: argparse.Action) -> bool:
+    """A repeatable NAME=VALUE option (-p, --fix, --bind, --box; its metavar says so): each NAME at most once."""
+    return isinstance(action, argparse._AppendAction) and "=" in str(action.metavar or "")
+
+
+def _short(value: object) -> str:
+    text = str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _given_once(action: argparse.Action, namespace: argparse.Namespace, values: object) -> None:
+    """Refuse a second value of a single-valued option, or of one NAME of a NAME=VALUE option (argparse kept the
+    last one silently: a repeated --fix delta=... searched at the second value only)."""
+    key, value = None, values
+    if keyed(action):
+        key, value = values if isinstance(values, tuple) else str(values).partition("=")[::2]
+        key = str(key).strip()
+    given = vars(namespace).setdefault(_GIVEN, {})
+    if (action.dest, key) in given:
+        what = "given twice" if key is None else f"{key} given twice"
+        raise argparse.ArgumentError(action, f"{what} ({_short(given[action.dest, key])}, then {_short(value)}); "
+                                             f"give {'it' if key is None else 'each name'} once")
+    given[action.dest, key] = value
+
+
+class _StoreOnce(argparse._StoreAction):
+    """A single-valued option, given at most once."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        if self.option_strings:
+            _given_once(self, namespace, values)
+        super().__call__(parser, namespace, values, option_string)
+
+
+class _AppendOnce(argparse._AppendAction):
+    """A repeatable option; one of NAME=VALUE pairs (`keyed`) takes each NAME once."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        if keyed(self):
+            _given_once(self, namespace, values)
+        super().__call__(parser, namespace, values, option_string)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        for name in (None, "store"):
+            self.register("action", name, _StoreOnce)
+        self.register("action", "append", _AppendOnce)
+
+    def parse_known_args(self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+                         ) -> tuple[argparse.Namespace, list[str]]:
+        namespace, extras = super().parse_known_args(args, namespace)
+        vars(namespace).pop(_GIVEN, None)  # a subcommand's parse ends before its values join the command's
+        return namespace, extras
+
     def error(self, message: str) -> None:  # type: ignore[override]
         raise _UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
 
@@ -339,6 +399,7 @@ def cmd_falsify(args: argparse.Namespace) -> int:
         hints = "".join(did_you_mean(u, known) for u in unknown)
         raise ParameterError(f"--fix pins a parameter of family {args.family}; {', '.join(unknown)} is not "
                              f"one{hints} (its parameters: {', '.join(sorted(known))})")
+    _check_inputs(args.assume, fixed)
     from verify.progress import ProgressBar
 
     bar = ProgressBar(enabled=not args.json and sys.stderr.isatty())
@@ -366,6 +427,26 @@ def cmd_falsify(args: argparse.Namespace) -> int:
         print(outcome.counterexample)
         print(_floored_note(outcome.counterexample, args.family, args.quantity), end="")
     return exitcodes.UNEXPECTED
+
+
+def _check_inputs(assume: Sequence[str], fixed: dict[str, float]) -> None:
+    """Bad input that a search would only meet as failed points (exit 3), refused first in one line naming it: an
+    --assume that is no condition (`alpha`: each point's check of it failed), a --fix value that is not finite or
+    lies below the normal float range (2e-308: rounded where a truth takes it, so no point had it)."""
+    from verify.parsing import check_condition_syntax
+
+    for text in assume:
+        check_condition_syntax(text, f"--assume {text!r}")
+    for name, value in fixed.items():
+        try:
+            as_float = float(value)
+        except OverflowError:  # an integer literal of 400 digits
+            as_float = math.inf
+        shown = str(value) if len(str(value)) <= 24 else f"{str(value)[:21]}..."
+        if not math.isfinite(as_float) or 0 < abs(as_float) < sys.float_info.min or as_float != value:
+            raise ParameterError(f"--fix {name}={shown}: not a number a float holds exactly (0, or a magnitude "
+                                 f"from {sys.float_info.min:.4g} to {sys.float_info.max:.4g}): a family's truth takes "
+                                 "its parameters as floats")
 
 
 def _floored_note(found, family_name: str, quantity: str | None) -> str:

@@ -207,6 +207,16 @@ def _compiled(expr: sp.Expr) -> tuple[tuple[str, ...], Callable]:
     return _CACHE[expr]
 
 
+def is_condition(cond: object) -> bool:
+    """True for what `condition_holds` decides: relations and True/False joined by And, Or and Not (SymPy counts a
+    Symbol as a Boolean too, but `alpha` is no condition)."""
+    if isinstance(cond, (bool, sp.logic.boolalg.BooleanAtom, sp.Rel)):
+        return True
+    if isinstance(cond, (sp.And, sp.Or, sp.Not)):
+        return all(is_condition(a) for a in cond.args)
+    return False
+
+
 def condition_holds(cond: sp.Basic, values: Mapping[str, float]) -> bool:
     """Evaluate a SymPy condition (relations joined by And/Or/Not) at a point."""
     if cond is sp.true or cond is True:
@@ -301,6 +311,11 @@ class Assumption:
     name: str
     condition: sp.Basic
     description: str
+
+    def __post_init__(self) -> None:
+        if not is_condition(self.condition):
+            raise ParameterError(f"assumption {self.name} ({self.description}): {sp.sstr(self.condition)} is not a "
+                                 "condition; write relations (<, <=, >, >=) joined by & and |")
 
     @cached_property
     def names(self) -> frozenset[str]:

@@ -23,9 +23,10 @@ from typing import Any
 import mpmath
 import sympy as sp
 
-from verify.bounds import FiniteSum, RangeMin, index_symbol
+from verify.bounds import FiniteSum, RangeMin, binomial, harmonic, index_symbol
 from verify.errors import DeadlineExceeded, ParameterError, did_you_mean
 from verify.limits import deadline
+from verify.model import is_condition
 
 ALLOWED_FUNCTIONS: dict[str, Any] = {
     "exp": sp.exp, "log": sp.log, "sqrt": sp.sqrt, "erf": sp.erf, "erfc": sp.erfc, "Abs": sp.Abs, "Max": sp.Max,
@@ -100,8 +101,7 @@ def _shown(node: ast.AST, text: str) -> str:
 _FLOAT_FUNCTIONS: dict[str, Any] = {
     "exp": math.exp, "log": math.log, "sqrt": math.sqrt, "erf": math.erf, "erfc": math.erfc, "Abs": abs,
     "Max": max, "Min": min, "tanh": math.tanh, "floor": math.floor, "ceiling": math.ceil,
-    "binomial": lambda n, k: math.exp(math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)),
-    "harmonic": lambda n: math.log(n) + 1 if n >= 1 else 0.0,
+    "binomial": binomial, "harmonic": harmonic,  # SymPy's values (0 at binomial(3, -1)), as the evaluators'
     "erfinv": lambda y: statistics.NormalDist().inv_cdf((y + 1) / 2) / math.sqrt(2),
     "erfcinv": lambda y: -statistics.NormalDist().inv_cdf(y / 2) / math.sqrt(2),
     "Phi": lambda x: math.erfc(-x / math.sqrt(2)) / 2, "Phi_inv": lambda p: statistics.NormalDist().inv_cdf(p),
@@ -337,6 +337,42 @@ def _check_range_call(node: ast.Call, names: set[str], condition: bool, what: st
     return _check_ast(node.args[3], names, condition, what)
 
 
+def _not_condition(tree: ast.AST) -> ast.AST | None:
+    """The first part of a condition's syntax tree that is neither a comparison nor conditions joined by & | ~, or
+    None: a bare symbol (`alpha`) or number is an expression, which SymPy would still accept as a Boolean (a Symbol
+    is one). Iterative: a long chain c1 & c2 & ... must not exhaust the stack."""
+    stack = [tree.body if isinstance(tree, ast.Expression) else tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _BOOL_OPS):
+            stack.extend((node.right, node.left))
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
+            stack.append(node.operand)
+        elif not isinstance(node, ast.Compare):
+            return node
+    return None
+
+
+def _refuse_non_condition(tree: ast.AST, text: str, what: str) -> None:
+    part = _not_condition(tree)
+    if part is not None:
+        raise ParameterError(f"{what}: not a condition: {_shown(part, text)!r} is an expression; write comparisons "
+                             "(<, <=, >, >=) joined by & and |, e.g. (eta*lam < 1) & (K >= 2)")
+
+
+def check_condition_syntax(text: str, what: str) -> None:
+    """A one-line ParameterError naming `what` where `text` is not shaped as a condition (comparisons joined by
+    & | ~), found before any symbol is known (a command line names its option: `--assume alpha`). Text that does not
+    parse is left to `parse_expression`, which says why."""
+    if not isinstance(text, str) or len(text) > _MAX_TEXT:
+        return
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return
+    _refuse_non_condition(tree, text.strip(), what)
+
+
 def _range_indices(tree: ast.AST) -> dict[str, sp.Symbol]:
     return {n.args[1].id: index_symbol(n.args[1].id) for n in ast.walk(tree)
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in RANGE_FUNCTIONS
@@ -364,6 +400,8 @@ def parse_expression(text: str, symbols: Mapping[str, sp.Symbol], *, condition: 
     _check_depth(tree, what)
     allowed = set(symbols) | set(ALLOWED_FUNCTIONS) | set(ALLOWED_CONSTANTS)
     _check_ast(tree, allowed, condition, what)
+    if condition:
+        _refuse_non_condition(tree, text, what)
     _constant_bits(tree, text, what)
     _degree(tree, text, what)
     minmax = sum(len(n.args) for n in ast.walk(tree)
@@ -386,7 +424,7 @@ def parse_expression(text: str, symbols: Mapping[str, sp.Symbol], *, condition: 
     if condition:
         if isinstance(out, bool):
             out = sp.true if out else sp.false
-        if not isinstance(out, sp.logic.boolalg.Boolean):
+        if not is_condition(out):
             raise ParameterError(f"{what}: expected a condition such as 'eta*lam < 1', got {sp.sstr(out)}")
     elif not isinstance(out, sp.Expr):
         raise ParameterError(f"{what}: expected an expression, got {sp.sstr(out)}")

@@ -180,12 +180,28 @@ def _translate_node(e: sp.Expr) -> Compiled:
             kk = int(k)
             return _unary(_ball(lambda x: arb.bin(x, kk)), _translate(top))
         parts = [_translate(top), _translate(k)]
-        return lambda env: _ball(lambda x, y: (x + 1).gamma() * (y + 1).rgamma() * (x - y + 1).rgamma())(
-            *(p(env) for p in parts))
+        return lambda env: _binomial(*(p(env) for p in parts))
     raise ParameterError(f"cannot evaluate {f.__name__} ('{sp.sstr(e)}') with interval arithmetic; supported: "
                          "+ - * /, powers, exp, log, sqrt, erf, erfc, erfinv, erfcinv, Abs, Max, Min, gamma, "
                          "loggamma, factorial, binomial, harmonic, digamma, LambertW, sin, cos, tan, atan, sinh, "
                          "cosh, tanh, asinh, floor, ceiling, pi, E")
+
+
+_BIN_MAX_K = 2**62  # arb.bin takes k as a machine word
+
+
+def _binomial(n: Interval, k: Interval) -> Interval:
+    """binomial(n, k) over intervals as SymPy defines it at numbers (verify.bounds.binomial): at an exact integer k,
+    0 for k < 0 and the polynomial n (n - 1) ... (n - k + 1)/k! for k >= 0 (0 at integers 0 <= n < k, signed at a
+    negative integer n); elsewhere Gamma(n + 1) rgamma(k + 1) rgamma(n - k + 1), continuous in k where n is not a
+    negative integer, and NaN (no enclosure) where n may be one."""
+    if _is_point(k) and k[0].is_exact() and k[0].is_integer():
+        kk = int(k[0].unique_fmpz())
+        if kk < 0:
+            return _point(arb(0))
+        if kk < _BIN_MAX_K:
+            return _ball(lambda x: arb.bin(x, kk))(n)
+    return _ball(lambda x, y: (x + 1).gamma() * (y + 1).rgamma() * (x - y + 1).rgamma())(n, k)
 
 
 def _over_range(e: FiniteSum | RangeMin) -> Compiled:
