@@ -16,7 +16,7 @@ from verify.cli import _wrapped, main
 
 def test_the_shipped_listing_matches_the_sources_and_the_catalog():
     shipped = json.loads(index.INDEX.read_text())
-    assert shipped["digest"] == index.digest(), ("verify/catalog_index.json is out of date: run "
+    assert shipped["digest"] == index.digest(shipped["sources"]), ("verify/catalog_index.json is out of date: run "
                                                  "`python -m verify.catalog_index` and commit it")
     if shipped["sympy"] != index.sympy_version():  # another SymPy may print a bound otherwise: the listing is unused
         assert index.entries() is None
@@ -43,7 +43,7 @@ def test_a_selection_lists_what_the_catalog_selects(selectors):
 
 
 def test_a_listing_that_does_not_match_the_sources_is_not_used(monkeypatch, capsys):
-    monkeypatch.setattr(index, "digest", lambda: "changed sources")
+    monkeypatch.setattr(index, "digest", lambda *_: "changed sources")
     assert index.entries() is None
     assert main(["list", "bu2020"]) == 0
     assert capsys.readouterr().out == _wrapped(index.entry_text(CATALOG["bu2020.clt.delta"])) + "\n"
@@ -51,7 +51,7 @@ def test_a_listing_that_does_not_match_the_sources_is_not_used(monkeypatch, caps
 
 def test_an_unknown_selector_is_bad_input_on_both_paths(monkeypatch, capsys):
     assert main(["list", "nosuch"]) == 2
-    monkeypatch.setattr(index, "digest", lambda: "changed sources")
+    monkeypatch.setattr(index, "digest", lambda *_: "changed sources")
     assert main(["list", "nosuch"]) == 2
     assert capsys.readouterr().err.count("nothing in the catalog matches nosuch") == 2
 
@@ -59,7 +59,7 @@ def test_an_unknown_selector_is_bad_input_on_both_paths(monkeypatch, capsys):
 @pytest.mark.parametrize("path", ["fast", "slow"])
 def test_json_listing_is_the_full_summary(path, monkeypatch, capsys):
     if path == "slow":
-        monkeypatch.setattr(index, "digest", lambda: "changed sources")
+        monkeypatch.setattr(index, "digest", lambda *_: "changed sources")
     assert main(["list", "--json", "bu2020"]) == 0
     assert [e["id"] for e in json.loads(capsys.readouterr().out)] == ["bu2020.clt.delta"]
 
@@ -96,3 +96,46 @@ def test_a_results_file_describes_each_theorem_as_sympy_prints_it():
     first["assumptions"].append({"name": "changed"})
     first["source"]["result"] = "changed"
     assert theorem_summary(t) == printed_summary(t)
+
+
+LOADED = ("import json, sys\nfrom verify.catalog import CATALOG\nfrom verify.catalog_index import entry_text\n"
+          "from verify.reporting.results_json import printed_summary\n"
+          "for t in CATALOG.values():\n    entry_text(t), printed_summary(t)\n"
+          "print(json.dumps(sorted(m.__file__ for n, m in list(sys.modules.items())\n"
+          "                        if n.split('.')[0] == 'verify' and getattr(m, '__file__', None))))")
+
+
+def test_the_listing_names_every_module_its_text_is_printed_with():
+    """Issue 47: verify/quantities.py (the quantities' names and kinds in every entry) was not in the hand-made list
+    of the digest's sources. The shipped sources must hold every verify module that a fresh interpreter loads to
+    print each entry's text and summary through the public functions (an independent derivation)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    shipped = json.loads(index.INDEX.read_text())["sources"]
+    out = subprocess.run([sys.executable, "-c", LOADED], capture_output=True, text=True, check=True, timeout=600)
+    loaded = {Path(f).resolve().relative_to(index.HERE.resolve()).as_posix() for f in json.loads(out.stdout)}
+    assert "quantities.py" in shipped
+    assert loaded <= set(shipped), sorted(loaded - set(shipped))
+
+
+def test_touching_any_source_of_the_listing_invalidates_it(tmp_path):
+    """A copy of the package: one byte more in any source of the listing changes its digest (so `entries()` no
+    longer serves it), and so does a source that is gone."""
+    import shutil
+
+    names = json.loads(index.INDEX.read_text())["sources"]
+    copy = tmp_path / "verify"
+    shutil.copytree(index.HERE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    base = index.digest(names, copy)
+    assert base == index.digest(names) is not None
+    for name in names:
+        path = copy / name
+        original = path.read_bytes()
+        path.write_bytes(original + b"\n")
+        assert index.digest(names, copy) != base, name
+        path.unlink()
+        assert index.digest(names, copy) is None, name
+        path.write_bytes(original)
+    assert index.digest(names, copy) == base

@@ -46,7 +46,7 @@ def test_list_loads_nothing_heavy_from_the_shipped_listing_and_no_family_without
     run_list = ("import io, contextlib\nfrom verify.cli import main\n"
                 "with contextlib.redirect_stdout(io.StringIO()):\n    assert main(['list']) == 0")
     assert not _loaded_after(run_list) & set(HEAVY)
-    stale = "import verify.catalog_index as index\nindex.digest = lambda: 'changed'\n" + run_list
+    stale = "import verify.catalog_index as index\nindex.digest = lambda *_: 'changed'\n" + run_list
     loaded = _loaded_after(stale)
     assert "verify.catalog" in loaded
     assert not loaded & {"scipy", "numpy", "hypothesis", "verify.families"}

@@ -1,31 +1,51 @@
 """A precomputed listing of the catalog, so that `verify list` answers without importing SymPy or building the
 catalog's expressions (issue 22: ~0.15 s instead of ~1.3 s).
 
-The listing (catalog_index.json, shipped with the package) carries a digest of everything its text depends on (the
-catalog modules, the modules whose classes they print: model, symbols, bounds, recursion; verify's version) and the
-SymPy version that printed it. `entries()` returns it only where both match what is installed; otherwise None, and
-the CLI builds the catalog as before, so the listing is never stale. `python -m verify.catalog_index` rewrites it
+The listing (catalog_index.json, shipped with the package) names the sources its text depends on, derived rather than
+listed by hand: every verify module a fresh interpreter loads while it builds the listing (the catalog, the classes
+it prints, verify's version, the printers of its summaries: `sources`). It carries their digest and the SymPy
+version that printed it. `entries()` returns it only where both match what is installed; otherwise None, and the CLI
+builds the catalog as before, so the listing is never stale. `python -m verify.catalog_index` rewrites it
 (tests/test_catalog_index.py fails, naming that command, when it is out of date)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import sys
+from collections.abc import Sequence
 from functools import cache
 from importlib import metadata
 from pathlib import Path
 
 HERE = Path(__file__).parent
 INDEX = HERE / "catalog_index.json"
-_DEPENDS = ("model.py", "symbols.py", "bounds.py", "recursion.py", "_version.py", "reporting/latex.py",
-            "reporting/results_json.py")
+_LOADED = ("import json, sys, verify.catalog_index as index; index.build_entries(); print(json.dumps(sorted("
+           "m.__file__ for n, m in list(sys.modules.items()) if n.split('.')[0] == 'verify' and "
+           "getattr(m, '__file__', None))))")
 
 
-def digest() -> str:
-    """sha256 of the sources the listing's text depends on."""
+def sources() -> list[str]:
+    """The verify modules (paths relative to the package, '/'-separated) that a fresh interpreter loads while it
+    builds the listing: its text depends on these, and on nothing else of verify's."""
+    import subprocess  # a developer's command (and its test): `verify list` does not pay for the import
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(HERE.parent),
+                                                                     os.environ.get("PYTHONPATH"))))}
+    done = subprocess.run([sys.executable, "-c", _LOADED], capture_output=True, text=True, env=env, check=True,
+                          cwd=HERE.parent, timeout=600)
+    return sorted(Path(f).resolve().relative_to(HERE.resolve()).as_posix() for f in json.loads(done.stdout))
+
+
+def digest(names: Sequence[str], root: Path = HERE) -> str | None:
+    """sha256 of the named sources under `root` (names and bytes), or None where one cannot be read."""
     h = hashlib.sha256()
-    for path in sorted((HERE / "catalog").glob("*.py")) + [HERE / name for name in _DEPENDS]:
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for name in sorted(names):
+        try:
+            text = (root / name).read_bytes()
+        except OSError:
+            return None
+        h.update(name.encode() + b"\0" + text + b"\0")
     return h.hexdigest()
 
 
@@ -52,7 +72,7 @@ def entries() -> list[dict] | None:
         data = json.loads(INDEX.read_text())
     except (OSError, ValueError):
         return None
-    current = data.get("digest") == digest() and data.get("sympy") == sympy_version()
+    current = data.get("digest") == digest(data.get("sources", ())) and data.get("sympy") == sympy_version()
     return data["entries"] if current else None
 
 
@@ -73,13 +93,18 @@ def entry_text(t) -> str:
             f"\n  checked on: {fams}\n")
 
 
-def build() -> dict:
-    """The listing of the installed catalog, with its digest."""
+def build_entries() -> list[dict]:
+    """The listing's entries, printed from the installed catalog."""
     from verify.catalog import CATALOG
     from verify.reporting.results_json import printed_summary
 
-    return {"digest": digest(), "sympy": sympy_version(),
-            "entries": [{"id": t.id, "text": entry_text(t), "summary": printed_summary(t)} for t in CATALOG.values()]}
+    return [{"id": t.id, "text": entry_text(t), "summary": printed_summary(t)} for t in CATALOG.values()]
+
+
+def build() -> dict:
+    """The listing of the installed catalog, with its sources and their digest."""
+    names = sources()
+    return {"digest": digest(names), "sympy": sympy_version(), "sources": names, "entries": build_entries()}
 
 
 if __name__ == "__main__":  # pragma: no cover - a developer command

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 pytest.importorskip("pandas")
 
@@ -32,3 +34,67 @@ def test_a_file_that_is_not_a_results_file_is_one_clear_error(tmp_path):
     bad.write_text(json.dumps({"hello": 1}))
     with pytest.raises(ParameterError, match="x.json"):
         verify.results_frame(bad)
+
+
+# ---- any file load_results accepts gives a frame (issue 47, section 4) ----------------------------------------------
+
+JSON_VALUES = st.recursive(
+    st.one_of(st.none(), st.booleans(), st.integers(-3, 10**20), st.just(10**400), st.floats(allow_nan=False),
+              st.sampled_from(["Infinity", "-Infinity", "NaN", "", "x", "HOLDS"]), st.text(max_size=5)),
+    lambda c: st.one_of(st.lists(c, max_size=3), st.dictionaries(st.text(max_size=8), c, max_size=3)), max_leaves=6)
+
+
+def _paths(obj, prefix=()):
+    """Every node under `obj` (lists: their first two items), as key paths."""
+    yield prefix
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            yield from _paths(v, (*prefix, k))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj[:2]):
+            yield from _paths(v, (*prefix, i))
+
+
+def _mutated(data: dict, path: tuple, action: str, value) -> dict:
+    """A copy of `data` with the node at `path` deleted, replaced by `value`, emptied or (a list) shortened."""
+    data = json.loads(json.dumps(data))
+    parent = data
+    for key in path[:-1]:
+        parent = parent[key]
+    node = parent[path[-1]]
+    if action == "delete":
+        del parent[path[-1]]
+    elif action == "empty" and isinstance(node, (list, dict)):
+        parent[path[-1]] = type(node)()
+    elif action == "shorten" and isinstance(node, list) and node:
+        node.pop()
+    else:
+        parent[path[-1]] = value
+    return data
+
+
+@settings(max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_file_load_results_accepts_gives_a_frame(small_report, data, tmp_path):
+    """A small valid results.json (a report's, with counterexamples), one to three nodes of its results deleted,
+    replaced by any JSON value, emptied or shortened: `results_frame` refuses it in one line naming the file (the
+    documented ParameterError) or returns both frames; a KeyError or TypeError (a dropped `id` or `n_errors`, a
+    counterexample that is a list) was what load_results let through."""
+    doc = json.loads((small_report / "results.json").read_text(encoding="utf-8"))
+    paths = [p for p in _paths(doc) if len(p) >= 3 and p[0] == "results"]
+    fields = [p for p in paths if len(p) == 3 or p[2] == "counterexample"]  # what a result's frame row reads
+    for _ in range(data.draw(st.integers(1, 3))):
+        path = data.draw(st.one_of(st.sampled_from(fields), st.sampled_from(paths)))
+        try:
+            doc = _mutated(doc, path, data.draw(st.sampled_from(["delete", "replace", "empty", "shorten"])),
+                           data.draw(JSON_VALUES))
+        except (KeyError, IndexError, TypeError):  # an earlier mutation removed or replaced the path
+            continue
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    try:
+        frames = verify.results_frame(path), verify.results_frame(path, points=True)
+    except ParameterError as err:
+        assert "\n" not in str(err) and str(path) in str(err)
+        return
+    assert all(type(f).__name__ == "DataFrame" for f in frames)

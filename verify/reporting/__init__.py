@@ -10,9 +10,12 @@ from __future__ import annotations
 __all__ = ["build_report", "write_report"]
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
+    """`build_report` and `write_report` from verify.reporting.build, and each submodule, imported on first use."""
     if name in __all__:
         from verify.reporting import build
 
         return getattr(build, name)
-    raise AttributeError(name)
+    from verify import submodule
+
+    return submodule(__name__, name)

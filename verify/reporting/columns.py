@@ -16,11 +16,13 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from verify.checker import SkippedPoint
 from verify.errors import ParameterError
 from verify.results import EXACT_REL, PointResult, Truth
+
+if TYPE_CHECKING:  # annotations only (results_json, which the catalog listing's text depends on, imports this)
+    from verify.checker import SkippedPoint
 
 SCHEMA_MAJOR = "3"
 SAME_AS_PARAMS = "=params"  # a theorem_values column equal to the params column of the same name
@@ -324,11 +326,37 @@ def _results_problem(data: dict) -> str:
             return f"{where} is not an object"
         problem = _first(*(f"{where}.{k} is not a string" for k in ("theorem", "family")
                            if not isinstance(entry.get(k), str)),
+                         *(f"{where}.{k} is {what if k in entry else 'missing'}"
+                           for k, (ok, what) in _RESULT_FIELDS.items() if not ok(entry.get(k, _ABSENT))),
                          _points_problem(entry.get("points"), f"{where}.points"),
                          _skipped_problem(entry.get("skipped_points"), f"{where}.skipped_points"))
         if problem:
             return problem
     return ""
+
+
+_ABSENT = object()  # a field a result does not have
+
+
+def _real_or_null(v: Any) -> bool:
+    return v is None or _number(v) or v in _NON_FINITE
+
+
+def _point_or_null(v: Any) -> bool:
+    """A counterexample: null, or a point whose params are numbers a float holds (they are shown as `K=1, m=251`)."""
+    return v is None or isinstance(v, dict) and isinstance(v.get("params"), dict) and all(
+        _finite(x) or x in _NON_FINITE for x in v["params"].values())
+
+
+_RESULT_FIELDS: dict[str, tuple[Any, str]] = {  # a result's fields its readers use (verify.results_frame)
+    **dict.fromkeys(("id", "variant", "direction", "quantity", "expected", "verdict"),
+                    (lambda v: isinstance(v, str), "not a string")),
+    "as_expected": (lambda v: isinstance(v, bool), "not true or false"),
+    "vacuous": (lambda v: v is _ABSENT or isinstance(v, bool), "neither true nor false"),  # absent: false
+    **dict.fromkeys(("n_points", "n_skipped", "n_errors"), (_count, "not a count")),
+    **dict.fromkeys(("ratio_min", "ratio_max"), (_real_or_null, "neither a number nor null")),
+    "counterexample": (_point_or_null, "neither null nor a point with numeric params"),
+}
 
 
 def _skipped_problem(s: Any, where: str) -> str:

@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING
 
 import sympy as sp
 
-from verify.checker import ApplicationResult
 from verify.model import Application, FromFamily, Theorem
 from verify.reporting.columns import point_columns, skipped_columns
 from verify.reporting.latex import assumption_latex, statement_latex, to_latex
 from verify.results import RESULTS_SCHEMA
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # not imported at run time: the catalog listing's text depends on this module's imports
+    from verify.checker import ApplicationResult  # (verify.catalog_index), and printing needs no checker
     from verify.runner import RunResult
 
 SCHEMA_VERSION = "3.4"  # 3: points and skipped points as columns (verify.reporting.columns); 3.1: run.git_commit;

@@ -1,0 +1,51 @@
+"""Every dotted name README gives under `verify` resolves after a plain `import verify` (issue 47, section 4:
+README's `verify.accountant.epsilon(...)` raised AttributeError), while `import verify` itself stays lazy: it
+loads none of the submodules, nor SymPy, until a name is used."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+RESOLVE = """
+import json, sys
+import verify
+lazy = sorted(m for m in sys.modules if m.startswith("verify.") and m not in ("verify._version", "verify.errors"))
+heavy = sorted(m for m in ("sympy", "numpy", "scipy", "mpmath") if m in sys.modules)
+failed = {}
+for name in json.loads(sys.argv[1]):
+    obj = verify
+    try:
+        for part in name.split(".")[1:]:
+            obj = getattr(obj, part)
+    except AttributeError as err:
+        failed[name] = str(err)
+print(json.dumps({"lazy": lazy, "heavy": heavy, "failed": failed}))
+"""
+
+
+def _names() -> list[str]:
+    """The dotted names under verify in README (calls and attributes; a trailing call's parentheses dropped)."""
+    return sorted(set(re.findall(r"\bverify(?:\.[A-Za-z_][A-Za-z0-9_]*)+", README.read_text(encoding="utf-8"))))
+
+
+def test_every_name_readme_gives_under_verify_resolves_after_import_verify():
+    names = _names()
+    assert "verify.accountant.epsilon" in names and "verify.reporting.columns.point_rows" in names
+    done = subprocess.run([sys.executable, "-c", RESOLVE, json.dumps(names)], capture_output=True, text=True,
+                          check=True, timeout=600)
+    out = json.loads(done.stdout)
+    assert out["failed"] == {}
+    assert out["lazy"] == [] and out["heavy"] == [], out  # `import verify` alone loaded none of them
+
+
+def test_a_name_that_is_no_submodule_is_still_an_attribute_error():
+    import verify
+
+    for owner, name in ((verify, "no_such_module"), (verify, "_private"), (verify.reporting, "nothing_here"),
+                        (verify.truth, "numbers_")):
+        assert not hasattr(owner, name)
