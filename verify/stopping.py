@@ -32,6 +32,7 @@ from verify.exitcodes import stopped_by
 
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
 GRACE_S = 2.0  # a child that handles SIGTERM (a Dask worker) has this long to end before SIGKILL
+FREEZE_S = 2.0  # a process sent SIGSTOP is waited for this long to stop before its children are listed
 _POLL_S = 0.01
 _AGAIN_S = 1e-3  # a swallowed Interrupted is raised again this much later
 # stopped while the tree is walked (without SIGSTOP, not POSIX: ended at once)
@@ -118,12 +119,30 @@ def end_children(spare: frozenset[tuple[int, float]] = frozenset()) -> int:
         except psutil.Error:
             return False
 
+    def moving(proc: psutil.Process) -> bool:
+        try:
+            return proc.status() not in (psutil.STATUS_STOPPED, psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
+        except psutil.Error:
+            return False
+
+    def wait_frozen(procs) -> None:
+        """Until each of `procs` has stopped (SIGSTOP is delivered after kill returns: a process still running
+        when its children are listed could fork one more, which would escape), or FREEZE_S has passed."""
+        end = time.monotonic() + FREEZE_S
+        waiting = list(procs)
+        while waiting and time.monotonic() < end:
+            waiting = [p for p in waiting if moving(p)]
+            if waiting:
+                time.sleep(_POLL_S / 10)
+
     tree: dict[int, psutil.Process] = {}
     helper = _multiprocessing_helper()
     frontier = [p for p in psutil.Process().children() if ours(p) and p.pid != helper]
     try:
         while frontier:
             signal_all(frontier, _FREEZE)
+            if _FREEZE != signal.SIGTERM:
+                wait_frozen(frontier)
             tree.update((p.pid, p) for p in frontier)
             frontier = []
             for proc in list(tree.values()):
