@@ -6,37 +6,22 @@ listed by hand: every verify module a fresh interpreter loads while it builds th
 it prints, verify's version, the printers of its summaries: `sources`). It carries their digest and the SymPy
 version that printed it. `entries()` returns it only where both match what is installed; otherwise None, and the CLI
 builds the catalog as before, so the listing is never stale. `python -m verify.catalog_index` rewrites it
-(tests/test_catalog_index.py fails, naming that command, when it is out of date)."""
+(tests/test_catalog_index.py fails, naming that command, when it is out of date); the builder is
+verify.reporting.listing, which prints the catalog: this module, which `verify list` reads, imports neither."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import sys
 from collections.abc import Sequence
 from functools import cache
 from importlib import metadata
 from pathlib import Path
 
+from verify.errors import did_you_mean
+
 HERE = Path(__file__).parent
 INDEX = HERE / "catalog_index.json"
-_LOADED = ("import json, sys, verify.catalog_index as index; index.build_entries(); print(json.dumps(sorted("
-           "m.__file__ for n, m in list(sys.modules.items()) if n.split('.')[0] == 'verify' and "
-           "getattr(m, '__file__', None))))")
-
-
-def sources() -> list[str]:
-    """The verify modules (paths relative to the package, '/'-separated) that a fresh interpreter loads while it
-    builds the listing: its text depends on these, and on nothing else of verify's."""
-    import subprocess  # a developer's command (and its test): `verify list` does not pay for the import
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (str(HERE.parent),
-                                                                     os.environ.get("PYTHONPATH"))))}
-    done = subprocess.run([sys.executable, "-c", _LOADED], capture_output=True, text=True, env=env, check=True,
-                          cwd=HERE.parent, timeout=600)
-    return sorted(Path(f).resolve().relative_to(HERE.resolve()).as_posix() for f in json.loads(done.stdout))
-
-
 def digest(names: Sequence[str], root: Path = HERE) -> str | None:
     """sha256 of the named sources under `root` (names and bytes), or None where one cannot be read."""
     h = hashlib.sha256()
@@ -59,8 +44,6 @@ def sympy_version() -> str:
 
 def no_match(selectors, known) -> str:
     """The message for selectors that match no catalog entry, with the closest ids or paper keys."""
-    from verify.errors import did_you_mean
-
     hints = "".join(did_you_mean(s, known) for s in selectors)
     return f"nothing in the catalog matches {', '.join(selectors)}{hints}; see `verify list`"
 
@@ -93,20 +76,7 @@ def entry_text(t) -> str:
             f"\n  checked on: {fams}\n")
 
 
-def build_entries() -> list[dict]:
-    """The listing's entries, printed from the installed catalog."""
-    from verify.catalog import CATALOG
-    from verify.reporting.results_json import printed_summary
+if __name__ == "__main__":  # pragma: no cover - a developer command, kept under its documented name
+    import runpy
 
-    return [{"id": t.id, "text": entry_text(t), "summary": printed_summary(t)} for t in CATALOG.values()]
-
-
-def build() -> dict:
-    """The listing of the installed catalog, with its sources and their digest."""
-    names = sources()
-    return {"digest": digest(names), "sympy": sympy_version(), "sources": names, "entries": build_entries()}
-
-
-if __name__ == "__main__":  # pragma: no cover - a developer command
-    INDEX.write_text(json.dumps(build(), indent=0, ensure_ascii=False) + "\n")
-    print(f"wrote {INDEX}")
+    runpy.run_module("verify.reporting.listing", run_name="__main__", alter_sys=True)

@@ -19,6 +19,9 @@ from typing import TYPE_CHECKING
 
 import sympy as sp
 
+from verify._version import __version__
+from verify.catalog import CATALOG
+from verify.catalog_index import summaries
 from verify.model import Application, FromFamily, Theorem
 from verify.reporting.columns import point_columns, skipped_columns
 from verify.reporting.latex import assumption_latex, statement_latex, to_latex
@@ -38,8 +41,6 @@ NOT_INSTALLED = "not installed"
 
 def package_versions() -> dict[str, str]:
     """Python's version, verify's own (`verify`, its __version__) and each VERSIONED distribution's."""
-    from verify import __version__
-
     out = {"python": platform.python_version(), "verify": __version__}
     for dist, module in VERSIONED.items():
         try:
@@ -86,9 +87,6 @@ def json_safe(obj):
 def theorem_summary(t: Theorem) -> dict:
     """The static description of a catalog entry (JSON-ready): the shipped one (verify.catalog_index) for a catalog
     theorem where the listing matches the sources, printed here otherwise (a theorem of the user's, changed sources)."""
-    from verify.catalog import CATALOG
-    from verify.catalog_index import summaries
-
     shipped = summaries().get(t.id) if CATALOG.get(t.id) is t else None
     return copy.deepcopy(shipped) if shipped is not None else printed_summary(t)
 
