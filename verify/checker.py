@@ -12,6 +12,7 @@ from typing import Any
 
 import mpmath
 
+from verify.display import application_html, application_line
 from verify.errors import AssumptionError, ParameterError, UndefinedBoundError, did_you_mean
 from verify.families import family as get_family
 from verify.isolation import session
@@ -474,13 +475,9 @@ class ApplicationResult:
     search: SearchSummary | None = None
 
     def __repr__(self) -> str:
-        from verify.reporting.notebook import application_line
-
         return application_line(self)
 
     def _repr_html_(self) -> str:
-        from verify.reporting.notebook import application_html
-
         return application_html(self)
 
     @property

@@ -18,6 +18,7 @@ import mpmath
 import sympy as sp
 
 from verify.bounds import HELPERS
+from verify.display import family_html, family_line, statement_latex, theorem_html, theorem_line
 from verify.errors import AssumptionError, ParameterError, did_you_mean
 from verify.quantities import Quantity
 from verify.results import Truth, Verdict
@@ -399,13 +400,9 @@ class Family:
     search_region: tuple[sp.Basic, ...] = ()
 
     def __repr__(self) -> str:
-        from verify.reporting.notebook import family_line
-
         return family_line(self)
 
     def _repr_html_(self) -> str:
-        from verify.reporting.notebook import family_html
-
         return family_html(self)
 
     def parameter_names(self, quantity: Quantity = Quantity.RENYI) -> tuple[str, ...]:
@@ -648,18 +645,12 @@ class Theorem:
     note: str = ""
 
     def __repr__(self) -> str:
-        from verify.reporting.notebook import theorem_line
-
         return theorem_line(self)
 
     def _repr_html_(self) -> str:
-        from verify.reporting.notebook import theorem_html
-
         return theorem_html(self)
 
     def _repr_latex_(self) -> str:
-        from verify.reporting.latex import statement_latex
-
         return f"${statement_latex(self)}$"
 
     @cached_property

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
+
+from verify.display import certificate_line, point_html, point_line
+from verify.display import params_text as params_text  # where it was defined before verify.display
 
 RESULTS_SCHEMA = "verify/reporting/results.schema.json"  # named by every results file (is_results_file)
 
@@ -17,14 +20,6 @@ class Verdict(str, Enum):
     HOLDS = "HOLDS"
     VIOLATED = "VIOLATED"
     INCONCLUSIVE = "INCONCLUSIVE"
-
-
-def params_text(params: Mapping[str, float]) -> str:
-    """Parameters as a reader types them: "K=1, eta=0.05, m=251" (integral values without ".0", 10 digits)."""
-    def shown(v: float) -> str:
-        v = float(v)
-        return str(int(v)) if v.is_integer() and abs(v) < 1e15 else f"{v:.10g}"
-    return ", ".join(f"{k}={shown(v)}" for k, v in params.items())
 
 
 EXACT_REL = 1e-15  # the relative pad of an exact truth's interval: rounding to float
@@ -127,8 +122,6 @@ class PointCertificate:
     seconds: float
 
     def __repr__(self) -> str:
-        from verify.reporting.notebook import certificate_line
-
         return certificate_line(self)
 
     @property
@@ -162,13 +155,9 @@ class PointResult:
     vacuous: bool = False  # the bound is +inf (an upper bound) or -inf (a lower bound): true of any truth
 
     def __repr__(self) -> str:
-        from verify.reporting.notebook import point_line
-
         return point_line(self)
 
     def _repr_html_(self) -> str:
-        from verify.reporting.notebook import point_html
-
         return point_html(self)
 
     @property

@@ -1,126 +1,27 @@
 """Short text and HTML forms of verify's objects for a terminal and a notebook (`__repr__`, `_repr_html_`,
-`_repr_latex_`): one line that says what a thing is, or a small table, instead of a dataclass dump."""
+`_repr_latex_`): one line that says what a thing is, or a small table, instead of a dataclass dump. They live in
+verify.display, below the data model whose reprs use them; this module names them for the reports."""
 
 from __future__ import annotations
 
-import html
-from collections.abc import Iterable
-from typing import Any
+from verify.display import (
+    application_html,
+    application_line,
+    certificate_line,
+    counterexample_html,
+    counterexample_line,
+    family_html,
+    family_line,
+    outcome_html,
+    outcome_line,
+    params_text,
+    point_html,
+    point_line,
+    table,
+    theorem_html,
+    theorem_line,
+)
 
-from verify.results import params_text
-
-
-def _num(x: float | None) -> str:
-    return "-" if x is None else f"{x:.6g}"
-
-
-def table(title: str, rows: Iterable[tuple[str, Any]]) -> str:
-    """A two-column HTML table under a bold title (every cell escaped)."""
-    body = "".join(f"<tr><th style='text-align:left;padding-right:1em'>{html.escape(str(k))}</th>"
-                   f"<td style='text-align:left'>{html.escape(str(v))}</td></tr>" for k, v in rows)
-    return f"<div><strong>{html.escape(title)}</strong><table>{body}</table></div>"
-
-
-def theorem_line(t) -> str:
-    src = f"{t.source.result}{' ' + t.source.equation if t.source.equation else ''}"
-    return (f"<Theorem {t.id}: {t.direction.value} bound on {t.quantity.value} ({t.variant.value}), {src}; "
-            f"checked on {', '.join(a.family for a in t.applications) or 'no family'}>")
-
-
-def theorem_html(t) -> str:
-    from verify.reporting.latex import statement_latex
-
-    return table(f"{t.id}: {t.title}", [
-        ("claim", f"$${statement_latex(t)}$$"), ("source", f"{t.source.paper}, {t.source.result} {t.source.equation}"),
-        ("variant", t.variant.value),
-        ("assumptions", "; ".join(f"{a.name}: {a.condition}" for a in t.assumptions) or "-"),
-        ("checked on", ", ".join(f"{a.family} (expect {a.expected.value})" for a in t.applications))])
-
-
-def family_line(f) -> str:
-    return (f"<Family {f.name}: parameters {', '.join(p.name for p in f.parameters)}; quantities "
-            f"{', '.join(q.value for q in f.truths)}>")
-
-
-def family_html(f) -> str:
-    rows = [("description", f.description), ("truth", f.method)]
-    rows += [(p.name, p.description) for p in f.parameters]
-    rows.append(("quantities", ", ".join(q.value for q in f.truths)))
-    return table(f"family {f.name}", rows)
-
-
-def point_line(p) -> str:
-    t = p.truth
-    return (f"<PointResult {p.verdict.value}{' (vacuous)' if p.vacuous else ''} {p.theorem} on {p.family} at "
-            f"{params_text(p.params)}: bound {_num(p.bound)} vs truth {_num(t.value)} "
-            f"[{_num(t.lower)}, {_num(t.upper)}] ({t.method.value})"
-            f"{', certified' if p.certificate is not None and p.certificate.verdict is p.verdict else ''}>")
-
-
-def point_html(p) -> str:
-    t = p.truth
-    rows = [("verdict", p.verdict.value + (" (vacuous)" if p.vacuous else "")), ("point", params_text(p.params)),
-            ("bound", _num(p.bound)), ("truth", f"{_num(t.value)} in [{_num(t.lower)}, {_num(t.upper)}]"),
-            ("method", f"{t.method.value}: {t.detail}"), ("bound / truth", _num(p.ratio))]
-    if p.certificate is not None:
-        c = p.certificate
-        rows.append(("certificate", f"{c.verdict.value}: truth in [{c.truth_lower}, {c.truth_upper}], bound in "
-                                    f"[{c.bound_lower}, {c.bound_upper}] ({c.method}, {c.precision_bits} bits)"
-                                    + (f"; {c.reason}" if c.reason else "")))
-    return table(f"{p.theorem} on {p.family}", rows)
-
-
-def certificate_line(c) -> str:
-    if c.truth_lower is None:
-        return f"<PointCertificate {c.verdict.value}: not certified ({c.reason})>"
-    return (f"<PointCertificate {c.verdict.value}: truth in [{c.truth_lower}, {c.truth_upper}], bound in "
-            f"[{c.bound_lower}, {c.bound_upper}], {c.method}, {c.precision_bits} bits>")
-
-
-def application_line(r) -> str:
-    cx = r.counterexample
-    return (f"<ApplicationResult {r.theorem} on {r.family}: {r.shown_verdict} (expected {r.expected.value}), "
-            f"{len(r.points)} points, {r.skipped} skipped"
-            + (f"; counterexample at {params_text(cx.params)}" if cx is not None else "") + ">")
-
-
-def application_html(r) -> str:
-    cx, ratios = r.counterexample, r.ratios
-    rows = [("verdict", f"{r.shown_verdict} (expected {r.expected.value}{'' if r.as_expected else ': UNEXPECTED'})"),
-            ("points", f"{len(r.points)} checked, {r.skipped} outside the assumptions, {len(r.errors)} errors"),
-            ("bound / truth", f"{_num(min(ratios))} .. {_num(max(ratios))}" if ratios else "-")]
-    if cx is not None:
-        rows.append(("counterexample", f"{params_text(cx.params)}: bound {_num(cx.bound)} vs truth "
-                                       f"{_num(cx.truth.value)}"))
-    if r.search is not None:
-        rows.append(("falsifier", f"{r.search.checked} points checked of {r.search.tried} tried, "
-                                  f"{'found' if r.search.found else 'no'} counterexample"))
-    return table(f"{r.theorem} on {r.family}", rows)
-
-
-def counterexample_line(c) -> str:
-    return (f"<Counterexample to {c.theorem} on {c.family} at {params_text(c.params)}: bound {_num(c.bound)} vs "
-            f"truth {_num(c.truth.value)}>")
-
-
-def counterexample_html(c) -> str:
-    t = c.truth
-    return table(f"counterexample to {c.theorem} on {c.family}", [
-        ("point", params_text(c.params)), ("bound", _num(c.bound)),
-        ("truth", f"{_num(t.value)} in [{_num(t.lower)}, {_num(t.upper)}] ({t.method.value})"),
-        ("bound / truth", _num(c.ratio)), ("search", f"{c.checked} points checked ({c.examples} tried)")])
-
-
-def outcome_line(o) -> str:
-    found = f"counterexample at {params_text(o.counterexample.params)}" if o.counterexample else "no counterexample"
-    return f"<SearchOutcome {o.theorem} on {o.family}: {found}; {o.summary()}>"
-
-
-def outcome_html(o) -> str:
-    rows = [("result", "counterexample found" if o.counterexample else "no counterexample"),
-            ("search", o.summary()), ("seed", o.seed), ("seconds", f"{o.seconds:.2f}")]
-    if o.counterexample is not None:
-        c = o.counterexample
-        rows.append(("counterexample", f"{params_text(c.params)}: bound {_num(c.bound)} vs truth "
-                                       f"{_num(c.truth.value)}"))
-    return table(f"search for a counterexample to {o.theorem} on {o.family}", rows)
+__all__ = ["application_html", "application_line", "certificate_line", "counterexample_html", "counterexample_line",
+           "family_html", "family_line", "outcome_html", "outcome_line", "params_text", "point_html", "point_line",
+           "table", "theorem_html", "theorem_line"]

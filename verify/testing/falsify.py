@@ -22,6 +22,7 @@ from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from verify.checker import check_point, with_companions
 from verify.conventions import convention_binds
+from verify.display import counterexample_html, counterexample_line, outcome_html, outcome_line
 from verify.errors import (
     AssumptionError,
     DeadlineExceeded,
@@ -118,13 +119,9 @@ class SearchOutcome:
     recheck_s: float = CERTIFY_DEADLINE_S  # the wall-clock cap of each point's rigorous re-check
 
     def __repr__(self) -> str:
-        from verify.reporting.notebook import outcome_line
-
         return outcome_line(self)
 
     def _repr_html_(self) -> str:
-        from verify.reporting.notebook import outcome_html
-
         return outcome_html(self)
 
     def to_dict(self) -> dict:
@@ -204,13 +201,9 @@ class Counterexample:
     margin = property(lambda self: self.result.margin)
 
     def __repr__(self) -> str:
-        from verify.reporting.notebook import counterexample_line
-
         return counterexample_line(self)
 
     def _repr_html_(self) -> str:
-        from verify.reporting.notebook import counterexample_html
-
         return counterexample_html(self)
 
     def __str__(self) -> str:
