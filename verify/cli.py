@@ -795,12 +795,11 @@ def _hypothesis_cache() -> None:
 def _check_environment() -> None:
     """The caps' environment variables, read once at start-up: a bad value is bad input (exit 2), found before any
     work rather than as a failed point deep inside a run."""
-    from verify.isolation import mode
-    from verify.limits import memory_cap, truth_deadline
+    from verify.limits import isolation_mode, memory_cap, truth_deadline
 
     memory_cap()
     truth_deadline()
-    mode()
+    isolation_mode()
 
 
 def _dispatch(argv: list[str]) -> int:

@@ -48,13 +48,16 @@ from typing import TYPE_CHECKING, Any
 
 from verify.errors import (DeadlineExceeded, MemoryLimitExceeded, ParameterError, PluginError, ResourceLimitError,
                            VerifyError)
+from verify import families  # read at call time: a test may give it another FAMILIES
+from verify.limits import ISOLATION_MODES as MODES
 from verify.limits import caps_env, deferred_deadline, memory_cap, remaining, truth_deadline
+from verify.limits import isolation_mode as mode
 from verify.results import Truth
+from verify.truth.numbers import Enclosure
 
-if TYPE_CHECKING:  # `verify --help` checks VERIFY_ISOLATION (mode) without importing SymPy
+if TYPE_CHECKING:
     from verify.model import Family, Quantity
 
-MODES = ("worker", "fork", "off")
 # address space a worker may add beyond the memory cap: thread stacks, BLAS buffers and malloc arenas, which reserve
 # address space per thread (measured: NumPy's first LAPACK call adds ~18 MiB per BLAS thread)
 HEADROOM = (256 << 20) + (64 << 20) * (os.cpu_count() or 1)
@@ -65,19 +68,10 @@ class WorkerDied(ResourceLimitError):
     """An isolated computation's process died without an answer (a crash in its code, or a cap hit inside C code)."""
 
 
-def mode() -> str:
-    """How plugin truths run (env VERIFY_ISOLATION): "worker", "fork" or "off"."""
-    value = os.environ.get("VERIFY_ISOLATION", "worker")
-    if value not in MODES:
-        raise ParameterError(f"VERIFY_ISOLATION must be one of {', '.join(MODES)}, got {value!r}")
-    return value if hasattr(os, "fork") else "off"
-
-
 def trusted(family: Family) -> bool:
     """A built-in family, whose truths run in-process: one of verify's names, which no plugin can register (a copy
     made in Python with another truth, as tests do to count calls, is code of this process's own)."""
-    from verify.families import BUILT_IN
-    return family.name in BUILT_IN
+    return family.name in families.BUILT_IN
 
 
 def truth(family: Family, quantity: Quantity, params: Mapping[str, float]) -> Truth:
@@ -178,14 +172,12 @@ def _decode_end(code: tuple) -> Any:
 
 
 def _encode_enclosure(enc: Any) -> tuple:
-    from verify.truth.numbers import Enclosure
     if isinstance(enc, Enclosure):
         return ("enclosure", _encode_end(enc.lower), _encode_end(enc.upper), enc.method, enc.prec)
     return ("obj", enc)
 
 
 def _decode_enclosure(code: tuple) -> Any:
-    from verify.truth.numbers import Enclosure
     if code[0] == "enclosure":
         return Enclosure(_decode_end(code[1]), _decode_end(code[2]), code[3], code[4])
     return code[1]
@@ -524,14 +516,13 @@ class session(contextlib.ContextDecorator):  # noqa: N801 - used as a function a
 
 def _worker_for(family: Family) -> _Child:
     """This thread's worker, forked again if it is gone, if the memory cap changed, or if it lacks `family`."""
-    from verify.families import FAMILIES
     worker: _Child | None = getattr(_workers, "worker", None)
     if worker is not None and worker.alive() and worker.cap == memory_cap() and \
             worker.families.get(family.name) is family:
         return worker
     if worker is not None:
         worker.stop()
-    worker = _workers.worker = _Child({**FAMILIES, family.name: family})
+    worker = _workers.worker = _Child({**families.FAMILIES, family.name: family})
     return worker
 
 

@@ -61,6 +61,18 @@ def _getenv(name: str) -> str | None:
     return os.environ.get(name)
 
 
+ISOLATION_MODES = ("worker", "fork", "off")
+
+
+def isolation_mode() -> str:
+    """How plugin truths run (env VERIFY_ISOLATION, verify.isolation): "worker", "fork" or "off". Here, beside the
+    caps, so that the CLI checks it at start-up without importing the isolation (and the families it runs)."""
+    value = os.environ.get("VERIFY_ISOLATION", "worker")
+    if value not in ISOLATION_MODES:
+        raise ParameterError(f"VERIFY_ISOLATION must be one of {', '.join(ISOLATION_MODES)}, got {value!r}")
+    return value if hasattr(os, "fork") else "off"
+
+
 def caps_env() -> dict[str, str | None]:
     """This thread's caps as the environment states them (None: unset, the default), to be carried to a worker."""
     return {name: _getenv(name) for name in CAP_VARS}

@@ -10,18 +10,14 @@ computes its truths in a worker process that the deadline stops (verify.isolatio
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from contextvars import ContextVar
-from typing import TypeVar
 
 from verify import isolation, truth_cache
 from verify.model import Family, Quantity
 from verify.results import Truth
-
-T = TypeVar("T")
-
-_MEMO: ContextVar[dict | None] = ContextVar("verify_truth_memo", default=None)
+from verify.runmemo import MEMO as _MEMO
+from verify.runmemo import remembered as remembered  # it lives below the truth engines, which use it too
 
 
 @contextmanager
@@ -61,16 +57,3 @@ def truth_of(family: Family, quantity: Quantity, params: Mapping[str, float]) ->
 def truths_in(memo: Mapping) -> dict[tuple, Truth]:
     """The truths of a memo (what `truth_of` stored, without `remembered`'s other work): small, and picklable."""
     return {k: v for k, v in memo.items() if isinstance(v, Truth) and len(k) == 3 and isinstance(k[1], Quantity)}
-
-
-def remembered(key: tuple[Hashable, ...], compute: Callable[[], T]) -> T:
-    """`compute()` once per `key` while a memo is active (exceptions are not remembered): for other deterministic
-    per-point work that entries on one family repeat, e.g. a companion bound at a shared grid point. Keys start with
-    a tag naming the kind of work, so they never meet truth_of's (family, quantity, parameters) keys."""
-    memo = _MEMO.get()
-    if memo is None:
-        return compute()
-    if key in memo:
-        return memo[key]
-    value = memo[key] = compute()
-    return value

@@ -19,9 +19,19 @@ import sympy as sp
 
 from verify.bounds import HELPERS
 from verify.display import family_html, family_line, statement_latex, theorem_html, theorem_line
-from verify.errors import AssumptionError, ParameterError, did_you_mean
+from verify.errors import (
+    AssumptionError,
+    DeadlineExceeded,
+    ParameterError,
+    PluginError,
+    PluginPointError,
+    VerifyError,
+    did_you_mean,
+)
+from verify.limits import deadline, remaining
 from verify.quantities import Quantity
 from verify.results import Truth, Verdict
+from verify.stable_powers import with_stable_powers
 
 PRECISION_DPS = 50  # digits used to evaluate bounds and assumptions
 _REL_TOL = 1e-12  # the two sides of an assumption's relation are 'equal' within this relative tolerance
@@ -73,8 +83,6 @@ def _stable(expr: sp.Basic) -> sp.Basic:
     REWRITE_SECONDS, else the same patterns replaced without factoring, so parse-time work stays bounded."""
     if not isinstance(expr, sp.Expr):
         return expr
-    from verify.stable_powers import with_stable_powers
-
     # a Float constant as its exact binary value: SymPy's rewrites factor in 53-bit floats (log(0.3 x + 0.1) became
     # log(1.0 x + 0.333333333333333) - 1.20397280432594), and Arb encloses this form (a float is exact there)
     expr = expr.xreplace({f: sp.Rational(f) for f in expr.atoms(sp.Float)})
@@ -83,9 +91,6 @@ def _stable(expr: sp.Basic) -> sp.Basic:
         return expr  # walked and factored them: 0.4 s a process)
     from sympy.codegen.cfunctions import log1p  # sympy.codegen costs ~40 ms at import: only when compiling
     from sympy.codegen.rewriting import expm1_opt, log1p_opt, optimize
-
-    from verify.errors import DeadlineExceeded
-    from verify.limits import deadline, remaining
 
     try:
         with deadline(REWRITE_SECONDS, "the log1p/expm1 rewrite"):
@@ -376,6 +381,16 @@ class Parameter:
 
 TruthFn = Callable[..., Truth]
 
+# the names of verify's own families (verify.families.BUILT_IN), which verify.families declares here as it builds them
+# (`declare_built_in`): the model sits below the families and does not import them
+_BUILT_IN: set[str] = set()
+
+
+def declare_built_in(names: Collection[str]) -> None:
+    """Make `names` verify's own families for `Family.truth_validated`: an exception inside their truths is a bug of
+    verify's (raised as it is), not a point's PluginPointError. verify.families calls it once, with its BUILT_IN."""
+    _BUILT_IN.update(names)
+
 
 @dataclass(frozen=True)
 class Family:
@@ -475,19 +490,17 @@ class Family:
         unexpected exception inside a user-registered family's truth (inside a built-in one it is a bug), a
         SystemExit included, is that point's PluginPointError, with the exception's type and text. A
         KeyboardInterrupt is the user's Ctrl-C in-process; `in_worker` (verify.isolation's worker process, which
-        ignores SIGINT) makes it the code's own, a PluginPointError too."""
-        from verify.errors import PluginPointError, VerifyError
-        from verify.families import BUILT_IN
-
+        ignores SIGINT) makes it the code's own, a PluginPointError too. Which families are built in, the model
+        learns from verify.families as it declares them (`declare_built_in`)."""
         try:
             truth = self.truths[quantity](**params)
         except VerifyError:
             raise
         except BaseException as err:
-            if not isinstance(err, Exception) and (self.name in BUILT_IN or
+            if not isinstance(err, Exception) and (self.name in _BUILT_IN or
                                                    isinstance(err, KeyboardInterrupt) and not in_worker):
                 raise
-            if self.name in BUILT_IN:
+            if self.name in _BUILT_IN:
                 if isinstance(err, _BEYOND_FLOATS) and _extreme(params):  # a float kernel at 1e308 or 1e-320
                     raise ParameterError(f"family {self.name}: its {quantity.value} truth cannot be computed at "
                                          f"{', '.join(f'{k}={v:g}' for k, v in sorted(params.items()))} "
@@ -543,8 +556,6 @@ def checked_truth(family: str, quantity: Quantity, truth: object) -> Truth:
     (a Monte-Carlo estimate of a tiny divergence whose confidence interval reaches below 0) is cut to the range,
     which only removes values the quantity cannot take; the value is moved into the range with it.
     """
-    from verify.errors import PluginError
-
     if not isinstance(truth, Truth):
         raise PluginError(f"family {family}: its {quantity.value} truth returned a {type(truth).__name__}, not a "
                           "verify.results.Truth (wrap a formula with verify.families.closed_form, or build "

@@ -35,8 +35,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from verify import families  # read at call time: a test may give it another FAMILIES
+from verify._version import __version__
 from verify.errors import ParameterError
+from verify.limits import memory_cap, truth_deadline
+from verify.model import quantity_range
 from verify.results import Method, Truth
+from verify.stopping import ended
+from verify.truth.numbers import NotEnclosable
 
 if TYPE_CHECKING:
     from verify.model import Family, Quantity
@@ -65,8 +71,6 @@ def generation(backend: str) -> str:
             versions.append(f"{name}={metadata.version(name)}")
         except metadata.PackageNotFoundError:
             versions.append(f"{name}=absent")
-    from verify import __version__
-    from verify.limits import memory_cap, truth_deadline
     # the caps decide which truths can be had at all: a truth computed under a larger one is not this run's
     caps = [f"memory_cap={memory_cap()}", f"truth_deadline={truth_deadline()!r}"]
     facts = [f"verify={__version__}", f"python={sys.version}", platform.machine(), f"backend={backend}", *versions,
@@ -212,8 +216,6 @@ _ASIDE = re.compile(r"\.[0-9a-f]{32}\.jsonl\.(?P<pid>[0-9]+)\.tmp")
 def _remove_orphans(folder: Path) -> None:
     """Remove the files that processes verify ended (verify.stopping, a command stopped by a signal) were writing
     (`flush`'s `.<name>.jsonl.<pid>.tmp`): killed before the rename, they are half written."""
-    from verify.stopping import ended
-
     killed = ended()
     if not killed:
         return
@@ -231,8 +233,7 @@ def _remove_orphans(folder: Path) -> None:
 
 def _cached(family: Family) -> bool:
     """A built-in family itself: not a plugin's (registered beside them), nor a copy with other code."""
-    from verify.families import BUILT_IN, FAMILIES
-    return family.name in BUILT_IN and FAMILIES.get(family.name) is family
+    return family.name in families.BUILT_IN and families.FAMILIES.get(family.name) is family
 
 
 def lookup(family: Family, quantity: Quantity, params: Mapping[str, float], key: tuple) -> Truth | None:
@@ -245,8 +246,6 @@ def lookup(family: Family, quantity: Quantity, params: Mapping[str, float], key:
     if entry is None:
         return None
     truth, enclosable, refinable = entry
-    from verify.model import quantity_range  # the model is loaded by then; not at this module's import
-
     low, high = quantity_range(quantity)
     if not (low <= truth.lower and truth.upper <= high):  # edited, or another tool's: not what a family returns
         return None  # (a negative Rényi divergence read back gave HOLDS with negative ratios); computed again
@@ -262,7 +261,6 @@ def lookup(family: Family, quantity: Quantity, params: Mapping[str, float], key:
     def enclose(prec: int):
         again = computed()
         if again.enclose is None:
-            from verify.truth.numbers import NotEnclosable
             raise NotEnclosable("the truth computed again has no enclosure")
         return again.enclose(prec)
 

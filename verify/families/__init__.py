@@ -52,7 +52,7 @@ from verify.families.pnsgd_dp import FAMILIES as PNSGD_DP_FAMILIES
 from verify.families.psgd_box import FAMILIES as PSGD_BOX_FAMILIES
 from verify.families.shifted import CONTRACTION_GAUSSIAN, SHIFT_REDUCTION_GAUSSIAN
 from verify.families.smoothing import FAMILIES as SMOOTHING_FAMILIES
-from verify.model import Assumption, Family, Parameter, Quantity
+from verify.model import Assumption, Family, Parameter, Quantity, declare_built_in
 from verify.truth.montecarlo import monte_carlo_renyi
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
@@ -68,6 +68,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
 
 
 BUILT_IN = frozenset(FAMILIES)
+declare_built_in(BUILT_IN)
 ENTRY_POINT_GROUP = "verify.families"
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.-]*")
 
