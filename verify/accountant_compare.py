@@ -19,6 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from verify.accountant import AccountantResult
+from verify.errors import DeadlineExceeded, MemoryLimitExceeded
+from verify.limits import memory_cap, remaining, truth_deadline
+from verify.truth.gaussian import gaussian_delta, gaussian_dp_epsilon
 
 CONSERVATIVE, TIGHT, UNDER = "conservative", "tight", "UNDER-REPORTS"
 OVER_MEMORY, PAST_DEADLINE, FAILED = "over the memory cap", "past its deadline", "failed"
@@ -91,8 +94,6 @@ def _gdp_clt(r: AccountantResult) -> float:
     as the mu-GDP pair N(0, 1) vs N(mu, 1) (verify.truth.gaussian's tight delta(eps) and eps(delta), 50 digits)."""
     import mpmath
 
-    from verify.truth.gaussian import gaussian_delta, gaussian_dp_epsilon
-
     with mpmath.workdps(50):
         mu = mpmath.sqrt(mpmath.fsum(p.q**2 * p.steps * mpmath.expm1(1 / mpmath.mpf(p.sigma) ** 2)
                                      for p in r.phases))
@@ -147,9 +148,7 @@ def compare(result: AccountantResult) -> list[Comparison]:
 def _capped(name: str, answer: Callable[[AccountantResult], float], result: AccountantResult) -> Comparison:
     """One accountant's answer, computed in a capped process of its own; a cap it hits or an error it raises is
     its Comparison's status and note."""
-    from verify.errors import DeadlineExceeded, MemoryLimitExceeded
-    from verify.isolation import WorkerDied, call_capped
-    from verify.limits import memory_cap, remaining, truth_deadline
+    from verify.isolation import WorkerDied, call_capped  # the isolation imports the families (~1.5 s): only here
 
     seconds = min(remaining(), truth_deadline())
     try:

@@ -16,6 +16,7 @@ import sympy as sp
 from sympy.concrete.expr_with_limits import ExprWithLimits
 
 from verify.errors import ParameterError, ResourceLimitError, count_text
+from verify.truth.numbers import _mp_ncdf_inv
 
 MAX_TERMS = 100_000
 
@@ -49,8 +50,6 @@ def _erfcinv(y: Any) -> Any:
     """erfc^-1(y) for 0 < y < 2 as -Phi^-1(y/2)/sqrt(2), with Phi^-1 accurate in the tail (erfinv(1 - y) rounds
     1 - 1e-300 to 1); 0 and 2 give +inf and -inf; a float in gives a float out (the float filter), else an mpf."""
     import mpmath
-
-    from verify.truth.numbers import _mp_ncdf_inv
 
     y_mp = mpmath.mpf(y)
     if not 0 <= y_mp <= 2:

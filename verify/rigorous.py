@@ -18,8 +18,11 @@ from typing import Any
 import mpmath
 import sympy as sp
 
+from verify.certify import arb_bounds
+from verify.certify.boxes import _enclosure
 from verify.errors import DeadlineExceeded, ParameterError, VerifyError
 from verify.limits import deadline
+from verify.model import PRECISION_DPS, _compiled, stable_form
 from verify.results import PointCertificate, Truth, Verdict
 from verify.truth.numbers import Enclosure, NotEnclosable, arb_fraction, mpf_parts
 
@@ -53,9 +56,6 @@ def _end_text(x: Any) -> str:
 
 def _bound_enclosure(expr: sp.Expr, values: Mapping[str, Any], bound: mpmath.mpf, prec: int,
                      from_family: Mapping[str, Truth]) -> Enclosure:
-    from verify.certify import arb_bounds  # certify imports the model; imported here to keep the import graph flat
-    from verify.model import stable_form
-
     box: dict[str, Any] = {s.name: exact_text(values[s.name]) for s in expr.free_symbols}
     if mpmath.isinf(bound):
         return _infinite_bound(expr, box, values, bound, prec)
@@ -79,9 +79,6 @@ def _infinite_bound(expr: sp.Expr, box: Mapping[str, Any], values: Mapping[str, 
     infinity, or a finite enclosure (the 50 digits were lost: Phi_inv(Phi(100)), whose Phi(100) rounds to 1 and its
     inverse to +inf). Where Arb has no answer (NaN, as for log(0), or no interval translation), the infinity stands
     only if mpmath gives it again at INFINITY_DPS digits; else the point has no enclosure."""
-    from verify.certify.boxes import _enclosure
-    from verify.model import PRECISION_DPS, stable_form
-
     sign = 1 if bound > 0 else -1
     try:
         lo, hi = _enclosure(stable_form(expr), box, prec)
@@ -106,8 +103,6 @@ def _infinite_bound(expr: sp.Expr, box: Mapping[str, Any], values: Mapping[str, 
 def _infinite_at(expr: sp.Expr, values: Mapping[str, Any], sign: int, dps: int) -> bool:
     """True if the bound evaluates to sign * inf at dps / 8 digits and again at `dps` (the first settles most lost
     infinities at a fiftieth of the cost)."""
-    from verify.model import _compiled
-
     names, fn = _compiled(expr)
     for digits in (dps // 8, dps):
         try:

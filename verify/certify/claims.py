@@ -11,6 +11,7 @@ import sympy as sp
 from verify.certify.boxes import E0_ratio, m, mu
 from verify.certify.search import CERTIFIED, COUNTEREXAMPLE, DEFAULT_BUDGET_S, INCONCLUSIVE, Certificate, certify
 from verify.errors import UnknownIdError
+from verify.symbols import E0, K, L, S, T, alpha, beta, d, delta, eta, i, lam, n, sigma
 
 # ---- named claims ---------------------------------------------------------------------------------------------
 
@@ -39,8 +40,6 @@ class Claim:
 
 
 def _claims() -> dict[str, Claim]:
-    from verify.symbols import E0, K, L, S, T, alpha, beta, d, delta, eta, i, lam, n, sigma
-
     unit = alpha * S**2 / (sigma**2 * n**2)
     cor1_unit_curvature = unit * (1 - sp.exp(-eta * K / 2))  # Corollary 1 at lam = 1
     cor2 = alpha * S**2 / ((2 - eta) * sigma**2 * n**2) * (1 - sp.exp(-(2 - eta) * eta * K / 2))

@@ -7,6 +7,8 @@ Entry points: `build_report` (run the checks and write a report folder atomicall
 
 from __future__ import annotations
 
+from verify import submodule  # the package itself, already imported: verify.errors and verify._version only
+
 __all__ = ["build_report", "write_report"]
 
 
@@ -16,6 +18,4 @@ def __getattr__(name: str) -> object:
         from verify.reporting import build
 
         return getattr(build, name)
-    from verify import submodule
-
     return submodule(__name__, name)

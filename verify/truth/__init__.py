@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
+from verify import submodule  # the package itself, already imported: verify.errors and verify._version only
+
 
 def __getattr__(name: str) -> object:
-    from verify import submodule
-
     return submodule(__name__, name)

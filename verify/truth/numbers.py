@@ -20,6 +20,8 @@ from typing import Any
 
 import mpmath
 
+from verify.errors import ResourceLimitError
+
 try:
     from flint import arb, ctx
 except ImportError:  # pragma: no cover - python-flint is a runtime dependency
@@ -74,8 +76,6 @@ def in_arb(ball: Callable[[Any], Any]) -> mpmath.mpf | None:
     computes the value in mpmath instead, which raises its own errors). `ball` must compute in Arb what the caller's
     mpmath code computes, and fail where it fails: a NaN that Arb carries where mpmath raised, then discarded, would
     give a value."""
-    from verify.errors import ResourceLimitError
-
     if arb is None:  # pragma: no cover
         return None
     prec = mpmath.mp.prec
@@ -497,8 +497,6 @@ def extra_precision(bits: int) -> Iterator[None]:
     ResourceLimitError (a tail or a cancellation at parameters like eps = 1e30 asked for so many bits that mpmath's
     integer shift overflowed: an internal error before)."""
     if not int(bits) <= MAX_EXTRA_BITS:
-        from verify.errors import ResourceLimitError
-
         raise ResourceLimitError(f"the computation needs {int(bits):.3g} extra bits of working precision, more than "
                                  f"{MAX_EXTRA_BITS} (the parameters are too extreme for it)")
     if num().rigorous:
