@@ -50,7 +50,7 @@ from verify.errors import (DeadlineExceeded, MemoryLimitExceeded, ParameterError
                            VerifyError)
 from verify import families  # read at call time: a test may give it another FAMILIES
 from verify.limits import ISOLATION_MODES as MODES
-from verify.limits import caps_env, deferred_deadline, memory_cap, remaining, truth_deadline
+from verify.limits import caps_env, deferred_deadline, memory_cap, remaining, truth_deadline, uninterrupted
 from verify.limits import isolation_mode as mode
 from verify.results import Truth
 from verify.truth.numbers import Enclosure
@@ -500,6 +500,7 @@ class session(contextlib.ContextDecorator):  # noqa: N801 - used as a function a
     worker process inside it, forked at its first isolated truth, so it computes what the caller's code computes
     when the session starts; the worker ends with the outermost session. Sessions nest (the inner ones share it)."""
 
+    @uninterrupted
     def __enter__(self) -> session:
         depth = getattr(_workers, "depth", 0)
         if depth == 0:
@@ -507,6 +508,7 @@ class session(contextlib.ContextDecorator):  # noqa: N801 - used as a function a
         _workers.depth = depth + 1
         return self
 
+    @uninterrupted
     def __exit__(self, *exc: object) -> None:
         _workers.depth = getattr(_workers, "depth", 1) - 1
         if _workers.depth <= 0:

@@ -24,7 +24,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
 from verify.errors import DeadlineExceeded, MemoryLimitExceeded, ParameterError
@@ -188,10 +188,23 @@ _set_async_exc.argtypes = (ctypes.c_ulong, ctypes.py_object)
 _set_async_exc.restype = ctypes.c_int
 
 
+_PROTECTED: set = set()  # code objects an interrupt waits for: see `uninterrupted`
+
+
+def uninterrupted(func: Callable) -> Callable:
+    """Mark `func` (the `__enter__` or `__exit__` of a context manager that holds process state: the run memo, an
+    isolation session) as code a deadline's interrupt does not land in: it lands just after. An interrupt inside an
+    `__exit__` left the state of the block behind (a memo of earlier truths, a worker of an earlier session, served
+    to the next check); one in the body is handled by the `with` statement, which still runs `__exit__`."""
+    _PROTECTED.add(func.__code__)
+    return func
+
+
 def _importing(frame, block) -> bool:
-    """True if `frame` runs a module's import started inside the `with` block whose frame is `block`: an import cut
-    short leaves half-initialised extension modules behind (every later import of scipy.optimize in the process
-    failed with pybind11's 'type "ObjSense" is already registered'), so an interrupt waits for the import to end."""
+    """True if `frame` runs a module's import started inside the `with` block whose frame is `block`, or code marked
+    `uninterrupted`: an import cut short leaves half-initialised extension modules behind (every later import of
+    scipy.optimize in the process failed with pybind11's 'type "ObjSense" is already registered'), so an interrupt
+    waits for the import (or the marked code) to end."""
     while frame is not None and frame is not block:
         if _imports(frame):
             return True
@@ -200,7 +213,7 @@ def _importing(frame, block) -> bool:
 
 
 def _imports(frame) -> bool:
-    return frame.f_code.co_filename.startswith("<frozen importlib")
+    return frame.f_code.co_filename.startswith("<frozen importlib") or frame.f_code in _PROTECTED
 
 
 def _raise_in(entry: _Entry) -> float | None:

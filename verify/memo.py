@@ -10,32 +10,49 @@ computes its truths in a worker process that the deadline stops (verify.isolatio
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextvars import Token
 
 from verify import isolation, truth_cache
+from verify.limits import uninterrupted
 from verify.model import Family, Quantity
 from verify.results import Truth
 from verify.runmemo import MEMO as _MEMO
 from verify.runmemo import remembered as remembered  # it lives below the truth engines, which use it too
 
 
-@contextmanager
-def shared_truths(known: Mapping[tuple, Truth] | None = None) -> Iterator[dict]:
+class shared_truths:  # noqa: N801 - used as a function: `with shared_truths() as memo:`
     """Memoise truths until the block ends (nested blocks share the outer memo); an outermost block starts from the
     `known` truths (`truths_in` of another memo, e.g. a run's, whose sweeps then reuse them). It is an isolation
-    session too: a plugin family's truths are computed by code as it is when the block starts."""
-    memo = _MEMO.get()
-    if memo is not None:
-        yield memo
-        return
-    token = _MEMO.set(dict(known or {}))
-    try:
-        with isolation.session():  # isolated truths share one worker, forked afresh for this block
-            yield _MEMO.get()
-    finally:
-        _MEMO.reset(token)
-        truth_cache.flush()  # what this block computed joins the on-disk cache, where one is in use
+    session too: a plugin family's truths are computed by code as it is when the block starts. Its entry and exit
+    are `uninterrupted`: a deadline that fell inside them left the memo open after the block, serving its truths to
+    later checks (a monkeypatched truth read its old value)."""
+
+    def __init__(self, known: Mapping[tuple, Truth] | None = None) -> None:
+        self.known = known
+        self._token: Token | None = None
+        self._session: isolation.session | None = None
+
+    @uninterrupted
+    def __enter__(self) -> dict:
+        memo = _MEMO.get()
+        if memo is not None:
+            return memo
+        session = isolation.session()
+        session.__enter__()  # isolated truths share one worker, forked afresh for this block
+        self._session, self._token = session, _MEMO.set(dict(self.known or {}))
+        return _MEMO.get()
+
+    @uninterrupted
+    def __exit__(self, *exc: object) -> None:
+        token, session, self._token, self._session = self._token, self._session, None, None
+        if token is None:
+            return
+        try:
+            _MEMO.reset(token)
+            session.__exit__(*exc)
+        finally:
+            truth_cache.flush()  # what this block computed joins the on-disk cache, where one is in use
 
 
 def truth_of(family: Family, quantity: Quantity, params: Mapping[str, float]) -> Truth:
