@@ -48,9 +48,13 @@ def _wait_until(predicate, what: str) -> None:
         time.sleep(0.01)
 
 
+ENDED_S = 60.0  # end_children has sent SIGKILL to what outlived its grace before it returns: a process still there
+# this long after is one it never found (a wait of GUARD_S per failing example made one failure cost 20 minutes)
+
+
 def _eof(fd: int) -> bool:
     """True once every process that holds the write end of the pipe `fd` reads from has ended (their end closed)."""
-    end = time.monotonic() + GUARD_S
+    end = time.monotonic() + ENDED_S
     while time.monotonic() < end:
         ready, _, _ = select.select([fd], [], [], 1.0)
         if ready and os.read(fd, 4096) == b"":

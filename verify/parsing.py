@@ -399,9 +399,9 @@ def parse_expression(text: str, symbols: Mapping[str, sp.Symbol], *, condition: 
         raise ParameterError(f"{what}: the symbol name {clash[0]} is reserved by the parser; rename it")
     _check_depth(tree, what)
     allowed = set(symbols) | set(ALLOWED_FUNCTIONS) | set(ALLOWED_CONSTANTS)
-    _check_ast(tree, allowed, condition, what)
-    if condition:
+    if condition:  # first: `alpha**exp(10)` is no condition, whatever else is wrong with it
         _refuse_non_condition(tree, text, what)
+    _check_ast(tree, allowed, condition, what)
     _constant_bits(tree, text, what)
     _degree(tree, text, what)
     minmax = sum(len(n.args) for n in ast.walk(tree)
