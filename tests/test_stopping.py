@@ -262,7 +262,7 @@ def _file(pattern: str):
 
 
 MOMENTS = {"handlers": lambda proc, _folder: _catches_sigterm(proc), "a worker": _children(1),
-           "two workers": _children(2), "a cache shard": _file("cache/*/*.jsonl"),
+           "two workers": _children(2), "a cache shard": _file("cache/cache.db"),
            "the report's folder": _file(".rep.partial-*")}
 
 COMMANDS = {
@@ -305,15 +305,14 @@ def _start(command: str, folder: Path, mark: str) -> subprocess.Popen:
 
 def _left_files(folder: Path) -> set[str]:
     """Every path under `folder` but the test's own files, the outputs a finished command writes, and the truth
-    cache's marker and complete shards."""
+    cache's marker and database (SQLite: a write stopped half way is rolled back, never a partial file)."""
     ours = {"toy_stop.py", ".stderr", ".xdg", "__pycache__"}
     left = set()
     for path in folder.rglob("*"):
         rel = path.relative_to(folder)
         if rel.parts[0] in ours or path.is_dir():
             continue
-        if rel.parts[0] == "cache" and (rel.name == "VERIFY_TRUTH_CACHE" or
-                                        (rel.suffix == ".jsonl" and not rel.name.startswith("."))):
+        if rel.parts[0] == "cache" and rel.name in ("VERIFY_TRUTH_CACHE", "cache.db", "cache.db-wal", "cache.db-shm"):
             continue
         left.add(str(rel))
     return left

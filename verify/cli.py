@@ -29,7 +29,7 @@ FALSIFY_EXAMPLES = 100
 MIN_CHECKED = 10
 SIDES = ("upper", "lower", "exact")
 # commands that read no family: installed plugins are not loaded
-NO_FAMILIES = frozenset({"list", "conventions", "account"})
+NO_FAMILIES = frozenset({"list", "conventions", "account", "cache"})
 
 
 def _param(text: str) -> tuple[str, float]:
@@ -307,7 +307,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         outcome = run(args.only, lambda t, i, total: bar("checks", t.id, i, total), seed=args.seed,
                       falsify=args.falsify, workers=args.workers, executor=args.executor, scheduler=args.scheduler,
-                      cache=args.cache)
+                      cache=args.cache, cache_size=args.cache_size)
     finally:
         bar.close()
     print(f"{'theorem':<44} {'family':<20} {'verdict':<15} {'expected':<12} {'points':>6} {'skip':>5} "
@@ -343,7 +343,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     try:  # a SIGTERM unwinds through build_report, which removes the partial report folder (verify.stopping)
         report = build_report(args.only, args.out, seed=args.seed, backend=args.backend, progress=bar,
                               workers=args.workers, falsify=args.falsify, executor=args.executor,
-                              scheduler=args.scheduler, single_file=args.single_file, cache=args.cache)
+                              scheduler=args.scheduler, single_file=args.single_file, cache=args.cache,
+                              cache_size=args.cache_size)
     finally:
         bar.close()
     outcome = report.run
@@ -359,7 +360,50 @@ def cmd_report(args: argparse.Namespace) -> int:
 def _cache_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cache", metavar="DIR", type=_usable_path,
                    help="keep the computed truths in DIR and reuse them in later runs (keyed by verify's source, its "
-                        "numerical dependencies and the backend: never stale; certificates are always recomputed)")
+                        "numerical dependencies and the backend: never stale; certificates are always recomputed; "
+                        "`verify cache clear DIR` empties it)")
+    p.add_argument("--cache-size", metavar="SIZE", type=_cache_size, default=None,
+                   help="size cap of --cache, e.g. 2GB or 512MiB; past it the least recently used truths are evicted "
+                        "(default: $VERIFY_CACHE_SIZE, else 1GiB)")
+
+
+def _cache_size(text: str) -> int:
+    from verify.limits import parse_size
+
+    try:
+        return parse_size(text, "--cache-size")
+    except ParameterError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def cmd_cache(args: argparse.Namespace) -> int:
+    from verify import truth_cache
+
+    if args.action == "info":
+        got = truth_cache.info(args.dir)
+        if args.json:
+            _print_json(got)
+            return exitcodes.OK
+        print(f"{got['folder']}: a verify truth cache, format {got['format']}, {truth_cache.human(got['bytes'])} on "
+              "disk")
+        if got["format"] == 1:
+            print(f"  {got['files']} files in {got['generations']} generations, of an earlier verify: not read; "
+                  f"`verify cache clear {args.dir}` removes them")
+            return exitcodes.OK
+        cap = got["size_limit"]
+        print(f"  {got['entries']} truths in {len(got['generations'])} generations; database "
+              f"{truth_cache.human(got['volume'])} of a cap of {'-' if cap is None else truth_cache.human(cap)}")
+        for gen, count in got["generations"].items():
+            print(f"    {gen}: {count}" + ("  (this installation's, numpy backend)" if gen == got["current"] else ""))
+        return exitcodes.OK
+    removed, left = truth_cache.clear(args.dir)
+    for path, size in removed:
+        print(f"removed {path} ({truth_cache.human(size)})")
+    total = sum(size for _, size in removed)
+    print(f"cleared {args.dir}: {len(removed)} paths, {truth_cache.human(total)}")
+    if left:
+        print(f"left {len(left)} files verify did not make: {', '.join(left[:5])}{', ...' if len(left) > 5 else ''}")
+    return exitcodes.OK
 
 
 def _executor_options(p: argparse.ArgumentParser) -> None:
@@ -595,6 +639,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(fn=cmd_report)
 
+    p = sub.add_parser("cache", help="what a --cache folder holds (info), or remove it (clear)")
+    p.add_argument("action", choices=("info", "clear"), help="info: its size, truths, generations and size cap; "
+                   "clear: remove the files verify made there (the database and the marker), nothing else")
+    p.add_argument("dir", metavar="DIR", type=_usable_path, help="the folder given to --cache")
+    p.add_argument("--json", action="store_true", help="info: print it as JSON")
+    p.set_defaults(fn=cmd_cache)
+
     p = sub.add_parser("falsify", help="search a family for a counterexample to a bound; exit 1 if one is found")
     p.add_argument("bound", help="SymPy expression over the family's parameters, e.g. "
                                  "'alpha*S**2*eta*K/(4*n**2*sigma**2)'")
@@ -795,11 +846,12 @@ def _hypothesis_cache() -> None:
 def _check_environment() -> None:
     """The caps' environment variables, read once at start-up: a bad value is bad input (exit 2), found before any
     work rather than as a failed point deep inside a run."""
-    from verify.limits import isolation_mode, memory_cap, truth_deadline
+    from verify.limits import cache_size, isolation_mode, memory_cap, truth_deadline
 
     memory_cap()
     truth_deadline()
     isolation_mode()
+    cache_size()
 
 
 def _dispatch(argv: list[str]) -> int:

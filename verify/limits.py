@@ -11,6 +11,8 @@ deadline is enforced when it ends.
 `truth_deadline()` is the default cap of one point (the checker applies it; env VERIFY_TRUTH_DEADLINE).
 `require_memory(nbytes, what)` refuses an allocation above the cap (default 1 GiB, env VERIFY_MEMORY_CAP in bytes)
 before it is made. `caps_env()`/`caps_from(env)` carry both caps to a worker whose environment lacks them (Dask).
+`cache_size(given)` is the size cap of the on-disk truth cache (`--cache-size`, else env VERIFY_CACHE_SIZE, else
+1 GiB; verify.truth_cache), parsed by `parse_size` ("2GB", "512MiB", "1e9").
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import heapq
 import itertools
 import math
 import os
+import re
 import signal
 import sys
 import threading
@@ -30,6 +33,7 @@ from contextlib import contextmanager
 from verify.errors import DeadlineExceeded, MemoryLimitExceeded, ParameterError
 
 DEFAULT_MEMORY_CAP = 1 << 30  # bytes one truth evaluation may allocate in its largest arrays
+DEFAULT_CACHE_SIZE = 1 << 30  # bytes the on-disk truth cache may hold (--cache-size, VERIFY_CACHE_SIZE)
 DEFAULT_TRUTH_DEADLINE = 120.0  # seconds one point (truth and its rigorous re-check) may take
 CAP_VARS = ("VERIFY_TRUTH_DEADLINE", "VERIFY_MEMORY_CAP")
 _RETRY_S = 0.05  # a watchdog that finds its thread inside C callbacks (deferred_deadline) tries again this much later
@@ -115,6 +119,36 @@ def truth_deadline() -> float:
     if not value > 0:
         raise ParameterError(f"VERIFY_TRUTH_DEADLINE must be > 0, got {raw!r}")
     return value
+
+
+_SIZE = re.compile(r"\s*(?P<number>[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)\s*(?P<unit>[A-Za-z]*)\s*")
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "k": 2**10, "kib": 2**10, "m": 2**20, "mib": 2**20, "g": 2**30, "gib": 2**30, "t": 2**40, "tib": 2**40}
+
+
+def parse_size(text: str, what: str) -> int:
+    """A number of bytes from `text`: a number with an optional unit (B; kB, MB, GB, TB: powers of 1000; KiB, MiB,
+    GiB, TiB, or K, M, G, T: powers of 1024), e.g. "2GB", "512MiB", "1e9". A ParameterError naming `what` else."""
+    match = _SIZE.fullmatch(text) if isinstance(text, str) else None
+    unit = _UNITS.get(match["unit"].lower()) if match else None
+    if unit is None:
+        raise ParameterError(f"{what} must be a size such as 2GB, 512MiB or 1e9 (bytes), got {text!r}")
+    try:
+        value = float(match["number"]) * unit
+        size = int(value)
+    except (OverflowError, ValueError):  # 1e400
+        raise ParameterError(f"{what} must be a finite size, got {text!r}") from None
+    if not 1 <= size <= 2**62:  # SQLite's integers hold diskcache's size_limit
+        raise ParameterError(f"{what} must be between one byte and 4 EiB, got {text!r}")
+    return size
+
+
+def cache_size(given: str | None = None) -> int:
+    """The truth cache's size cap in bytes: `given` (--cache-size), else env VERIFY_CACHE_SIZE, else 1 GiB."""
+    if given is not None:
+        return parse_size(given, "--cache-size")
+    raw = os.environ.get("VERIFY_CACHE_SIZE")
+    return DEFAULT_CACHE_SIZE if raw is None else parse_size(raw, "VERIFY_CACHE_SIZE")
 
 
 def require_memory(nbytes: float, what: str) -> None:

@@ -174,7 +174,7 @@ def use_backend(name: str):
 def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], None] | None = None, *,
         seed: int = 0, backend: str | None = None, workers: int | None = 1,
         falsify: int = FALSIFY_EXAMPLES, executor: str = "local", scheduler: str | None = None,
-        cache: Path | str | None = None, keep_truths: bool = False) -> RunResult:
+        cache: Path | str | None = None, cache_size: int | None = None, keep_truths: bool = False) -> RunResult:
     """Check the selected entries (all by default) over their default grids.
 
     `backend` is the array backend of the numerical kernels during the run (None: $VERIFY_BACKEND, else numpy);
@@ -185,7 +185,8 @@ def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], N
     (verify.executors), with the same result again.
     `progress(theorem, i, total)` is called before each entry (one worker) or as entries finish.
     Each truth is computed once per process (verify.memo): entries on one family share a worker. `cache`: a folder
-    of truths kept across runs (verify.truth_cache; the local executor only), with the same result as without.
+    of truths kept across runs (verify.truth_cache; the local executor only), with the same result as without,
+    capped at `cache_size` bytes (None: env VERIFY_CACHE_SIZE, else 1 GiB).
     `keep_truths`: the result holds the truths computed (`RunResult.truths`; a report's sweeps start from them).
     """
     started = _utc_now()
@@ -198,7 +199,7 @@ def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], N
     if falsify > 0:
         import verify.testing.falsify  # noqa: F401 - before forked workers start, so that they share the import
     truths: dict[tuple, Truth] | None = {} if keep_truths else None
-    with use_backend(backend), disk_truths(cache, backend):
+    with use_backend(backend), disk_truths(cache, backend, cache_size):
         groups = family_groups(jobs, falsify)
         if executor == "dask":
             with dask_executor(scheduler, workers) as pool:

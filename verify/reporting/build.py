@@ -642,14 +642,16 @@ def _our_note(note: Path, root: Path) -> bool:
 def build_report(selectors: Sequence[str] = (), out: Path | str | None = None, *, root: Path | str = DEFAULT_ROOT,
                  seed: int = 0, backend: str | None = None, progress: Progress | None = None,
                  workers: int | None = None, falsify: int = FALSIFY_EXAMPLES, executor: str = "local",
-                 scheduler: str | None = None, single_file: bool = False, cache: Path | str | None = None) -> Report:
+                 scheduler: str | None = None, single_file: bool = False, cache: Path | str | None = None,
+                 cache_size: int | None = None) -> Report:
     """Run the checks and write their report.
 
     Without `out` the report goes to `root/<run-id>/` and `root/latest` is pointed at it once it is complete;
     with `out` it goes there and `latest` is left alone. `workers` (default: up to 4, one per CPU) forked
     processes check the entries and draw the figures; `executor="dask"` checks them on a Dask cluster instead
     (verify.executors), the figures are still drawn here. `cache`: a folder of truths kept across runs, used by the
-    checks and the figures (verify.truth_cache).
+    checks and the figures (verify.truth_cache), capped at `cache_size` bytes (None: env VERIFY_CACHE_SIZE, else
+    1 GiB).
     """
     root = Path(root)
     if cache is not None and out is not None and Path(cache).resolve().is_relative_to(Path(out).resolve()):
@@ -671,7 +673,7 @@ def build_report(selectors: Sequence[str] = (), out: Path | str | None = None, *
     report = progress or (lambda *_: None)
     try:
         check_cache_executor(cache, executor)
-        with disk_truths(cache, backend_name(backend)):
+        with disk_truths(cache, backend_name(backend), cache_size):
             outcome = run(selectors, lambda t, i, n: report("checks", t.id, i, n), seed=seed, backend=backend,
                           workers=workers, falsify=falsify, executor=executor, scheduler=scheduler, keep_truths=True)
             path = write_report(outcome, dest_dir, run_id=run_id, progress=progress, workers=workers,
