@@ -70,12 +70,6 @@ class _Guard:
 
 
 _guard: _Guard | None = None
-_ENDED: set[int] = set()  # the processes end_children has ended (their half-written files are removed: truth_cache)
-
-
-def ended() -> frozenset[int]:
-    """The process ids `end_children` has ended in this process."""
-    return frozenset(_ENDED)
 
 
 def _identity(proc: Any) -> tuple[int, float]:
@@ -150,7 +144,6 @@ def end_children(spare: frozenset[tuple[int, float]] = frozenset()) -> int:
                     frontier += [c for c in proc.children() if c.pid not in tree]
                 except psutil.Error:
                     pass
-        _ENDED.update(tree)
         signal_all(tree.values(), signal.SIGTERM)
     finally:
         signal_all(tree.values(), _THAW)
