@@ -64,7 +64,7 @@ def test_every_evaluator_gives_sympys_value_or_is_undefined_where_sympy_is(call)
     name, args = call
     ref = _reference(name, args)
     expr = FUNCTIONS[name][0](*(X, Y)[:len(args)])
-    values = dict(zip(("x", "y"), args))
+    values = dict(zip(("x", "y")[:len(args)], args, strict=True))
 
     try:  # the checker's value: PRECISION_DPS digits
         value = evaluate(expr, values)

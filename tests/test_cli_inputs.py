@@ -21,7 +21,8 @@ from verify.errors import ParameterError
 from verify.families import family
 from verify.testing import falsify_outcome
 
-falsify_module = importlib.import_module("verify.testing.falsify")  # the module (verify.testing.falsify is the function)
+# the module (verify.testing.falsify is the function)
+falsify_module = importlib.import_module("verify.testing.falsify")
 FAMILY = "noisy_gd_quadratic"
 QUICK = {"deadline": None, "database": None,  # capsys is read out and monkeypatch set alike in every example; the
          # falsifier runs its own search (@given) inside

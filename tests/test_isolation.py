@@ -124,7 +124,8 @@ def _stopped_in(fn) -> str:
 def test_a_plugin_truth_in_c_or_catching_the_exception_is_stopped_at_the_deadline(fam, monkeypatch):
     monkeypatch.setenv("VERIFY_TRUTH_DEADLINE", "1")
     message = _stopped_in(lambda: _check(fam, 30))
-    # its worker was killed at the deadline (a block that ran to its end would be failed by its exit, which says no more)
+    # its worker was killed at the deadline (a block that ran to its end would be failed by its exit, which says
+    # no more)
     assert f"the {fam} truth ran past its deadline" in message and "its process was stopped" in message
     assert _check("toy_c_sleep", 0.01).verdict.value == "HOLDS"  # a fresh worker answers the next point
 

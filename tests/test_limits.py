@@ -19,8 +19,8 @@ import verify.limits as limits
 from verify import check, family
 from verify.errors import DeadlineExceeded, MemoryLimitExceeded, ResourceLimitError, VerifyError
 from verify.limits import (
-    DeadlineInterrupt,
     DEFAULT_MEMORY_CAP,
+    DeadlineInterrupt,
     caps_env,
     caps_from,
     deadline,
@@ -530,9 +530,8 @@ def test_shuffled_mixture_series_refuses_a_term_count_over_its_cap(alpha, m, K, 
     shifts are not on one line): its term-count cap held in the Arb enclosure only, so the 50-digit value summed
     C(alpha + m - 1, m - 1) terms (~1e30 at alpha 662, m 17: a falsifier point ran for minutes). A count over the
     cap is refused at once; a release on one line needs no series and is answered whatever the count."""
-    from verify.truth.linear_gaussian import SERIES_TERMS_CAP
-
     import verify.truth.linear_gaussian as linear_gaussian
+    from verify.truth.linear_gaussian import SERIES_TERMS_CAP
 
     terms = math.comb(alpha + m - 1, m - 1)
     summed = []  # the series' terms, counted where each is summed (its one expm1)

@@ -300,7 +300,8 @@ def test_one_batch_of_a_batch_sampler_is_the_analytic_gaussian_delta(scheme, ste
 
 # ---- §4: an exception inside a plugin's truth at one point is that point's error ----------------------------------
 
-RAISED = [(ZeroDivisionError(), "ZeroDivisionError (no message)"), (ValueError("no law here"), "ValueError: no law here"),
+RAISED = [(ZeroDivisionError(), "ZeroDivisionError (no message)"),
+          (ValueError("no law here"), "ValueError: no law here"),
           (SystemExit(0), "SystemExit: code 0"), (RuntimeError("  spaced\n out "), "RuntimeError: spaced out")]
 
 

@@ -173,7 +173,8 @@ def test_truths_round_trip_exactly_through_the_database(shared_cache, truth, par
     # the key: the parameters as stored read back to the same floats (NaN as NaN)
     stored = json.loads(entry_key(cache.gen, key))[3]
     assert [n for n, _ in stored] == [n for n, _ in key[2]]
-    assert all((math.isnan(v) and math.isnan(w)) or _bits(v) == _bits(w) for (_, v), (_, w) in zip(stored, key[2]))
+    assert all((math.isnan(v) and math.isnan(w)) or _bits(v) == _bits(w)
+               for (_, v), (_, w) in zip(stored, key[2], strict=True))
 
 
 def test_entries_that_are_not_truths_are_skipped_and_nothing_is_unpickled(tmp_path, plain):
@@ -189,7 +190,7 @@ def test_entries_that_are_not_truths_are_skipped_and_nothing_is_unpickled(tmp_pa
             return (os.system, ("touch " + str(tmp_path / "PWNED"),))
 
     with diskcache.Cache(str(tmp_path)) as db:
-        for key, text in zip(keys, bad):
+        for key, text in zip(keys, bad, strict=False):  # keys has more: the pickled and bytes values
             db.set(key, text)
         db.set(keys[len(bad)], Boom())  # a pickled value: never loaded
         db.set(keys[len(bad) + 1], b"\x00bytes")

@@ -33,8 +33,8 @@ from __future__ import annotations
 import collections
 import contextlib
 import ctypes
-import itertools
 import dataclasses
+import itertools
 import os
 import pickle
 import signal
@@ -46,9 +46,15 @@ from collections.abc import Callable, Mapping
 from multiprocessing import Pipe
 from typing import TYPE_CHECKING, Any
 
-from verify.errors import (DeadlineExceeded, MemoryLimitExceeded, ParameterError, PluginError, ResourceLimitError,
-                           VerifyError)
 from verify import families  # read at call time: a test may give it another FAMILIES
+from verify.errors import (
+    DeadlineExceeded,
+    MemoryLimitExceeded,
+    ParameterError,
+    PluginError,
+    ResourceLimitError,
+    VerifyError,
+)
 from verify.limits import ISOLATION_MODES as MODES
 from verify.limits import caps_env, deferred_deadline, memory_cap, remaining, truth_deadline, uninterrupted
 from verify.limits import isolation_mode as mode

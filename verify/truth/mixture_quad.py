@@ -27,8 +27,8 @@ from flint import arb, ctx
 
 from verify.errors import check_renyi_order
 from verify.limits import require_memory
-from verify.runmemo import remembered
 from verify.results import Method, Truth
+from verify.runmemo import remembered
 from verify.truth.excess import log_excess
 from verify.truth.mixture_arb import (
     bracket_renyi_mixture_gaussian,
