@@ -204,7 +204,16 @@ def _on_unraisable(args: Any) -> None:
     would land in this hook and be swallowed again); anything else goes to the previous hook."""
     guard = _guard
     if isinstance(args.exc_value, Interrupted) and guard is not None:
-        threading.Timer(_AGAIN_S, _thread.interrupt_main, (args.exc_value.signum,)).start()
+        # Starting the timer's thread waits until it runs: on a busy machine its interrupt can come before `start`
+        # returns and land here, where it would be swallowed again (CI lost one so). It is caught and scheduled
+        # again, later each time; nothing of this hook runs after `start` returns.
+        for attempt in range(64):
+            delay = _AGAIN_S if attempt == 0 else min(1.0, _AGAIN_S + 1e-3 * 2**attempt)
+            try:
+                threading.Timer(delay, _thread.interrupt_main, (args.exc_value.signum,)).start()
+                return
+            except Interrupted:
+                continue
     elif guard is not None:
         guard.previous_hook(args)
     else:
