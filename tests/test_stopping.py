@@ -27,8 +27,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from verify.exitcodes import stopped_by
 from verify import stopping
+from verify.exitcodes import stopped_by
 from verify.stopping import Interrupted, stop_on_signals
 
 LINUX = sys.platform.startswith("linux")
