@@ -72,22 +72,30 @@ def _binomial_pmfs(q: Any, n_points: int, count: int) -> list:
     """P(|B| = k) for k < count, |B| ~ Bin(N, q), by the ratio recurrence from (1 - q)^N."""
     N = num()
     out = [N.exp(n_points * N.log1p(-q))]
+    rest = 1 - q  # the same number at every step: computed once (the same operations on the same values)
     for k in range(count - 1):
-        out.append(out[-1] * (n_points - k) / (k + 1) * q / (1 - q))
+        out.append(out[-1] * (n_points - k) / (k + 1) * q / rest)
     return out
 
 
 def corollary31_mean_rule(q: Any, n_points: Any, s: Any, g_star: Any, g_a: Any, p_holder: Any, delta: Any,
                           delta_slack: Any) -> Any:
     """Corollary 3.1's eps' with the exact expectation over the batches of D (module docstring)."""
+    return _mean_rule(q, int(n_points), s, g_star, g_a, p_holder, delta, delta_slack)[0]
+
+
+def _mean_rule(q: Any, n: int, s: Any, g_star: Any, g_a: Any, p_holder: Any, delta: Any, delta_slack: Any
+               ) -> tuple[Any, list]:
+    """`corollary31_mean_rule` and the batch-size pmf it sums (`_binomial_pmfs(q, n, n + 1)`, whose first k
+    entries are `_binomial_pmfs(q, n, k)`: the same recurrence)."""
     N = num()
-    n = int(n_points)
     c = _calibration(q, s, delta, delta_slack)
     pmf = _binomial_pmfs(q, n, n + 1)
     gap = abs(g_star - g_a)
     expectation = pmf[0] * N.exp(p_holder * c * abs(g_star))
-    expectation += sum(w * N.exp(p_holder * c * gap / (k + 1)) for k, w in enumerate(pmf[1:], start=1))
-    return _corollary(N.log(q) + N.log(expectation) / p_holder, q, p_holder, delta_slack)
+    scale, exp = p_holder * c * gap, N.exp  # (p c) gap, as p * c * gap / (k + 1) groups it: once, not per term
+    expectation += sum(w * exp(scale / (k + 1)) for k, w in enumerate(pmf[1:], start=1))
+    return _corollary(N.log(q) + N.log(expectation) / p_holder, q, p_holder, delta_slack), pmf
 
 
 def corollary31_estimate_below_lower(q: Any, n_points: Any, s: Any, g_star: Any, g_a: Any, p_holder: Any, delta: Any,
@@ -96,7 +104,7 @@ def corollary31_estimate_below_lower(q: Any, n_points: Any, s: Any, g_star: Any,
     batch size k0 <= N makes the estimate's ceiling fall below the exact value."""
     N = num()
     n = int(n_points)
-    exact = corollary31_mean_rule(q, n_points, s, g_star, g_a, p_holder, delta, delta_slack)
+    exact, pmf = _mean_rule(q, n, s, g_star, g_a, p_holder, delta, delta_slack)
     c = _calibration(q, s, delta, delta_slack)
     gap = abs(g_star - g_a)
     # the ceiling at Delta <= x is below the exact eps' iff x < x_max (invert the corollary's formula)
@@ -107,6 +115,6 @@ def corollary31_estimate_below_lower(q: Any, n_points: Any, s: Any, g_star: Any,
     while k0 <= n:
         ceiling = _corollary(N.log(q) + c * gap / (k0 + 1), q, p_holder, delta_slack)
         if N.sign(exact - ceiling) == 1:
-            return (1 - sum(_binomial_pmfs(q, n, k0))) ** int(batches)
+            return (1 - sum(pmf[:k0])) ** int(batches)
         k0 += 1
     return N.mpf(0)
