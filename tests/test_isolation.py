@@ -212,7 +212,11 @@ def test_the_memory_cap_holds_in_the_worker(monkeypatch):
 
 
 def test_built_in_truths_stay_in_process(monkeypatch):
-    monkeypatch.setattr(isolation, "_Child", None)  # no process may be forked for them
+    def no_process(*args, **kwargs):
+        raise AssertionError("a process was started for a built-in truth")
+
+    monkeypatch.setattr(isolation, "_Worker", no_process)  # no process may be forked for them
+    monkeypatch.setattr(isolation, "call_capped", no_process)
     assert isolation.trusted(families.family("noisy_gd_quadratic"))
     assert not isolation.trusted(families.family("toy_third"))
     truth = truth_of(families.family("mixture_vs_gaussian"), Quantity.RENYI,

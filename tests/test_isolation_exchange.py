@@ -6,6 +6,7 @@ is that point's error, never an exit code of verify's."""
 from __future__ import annotations
 
 import math
+import os
 import random
 import sys
 import time
@@ -139,30 +140,64 @@ def test_an_exchange_interrupted_at_any_line_never_answers_for_another_point(ste
             assert enc.method == f"x={x_!r}" and float(enc.lower.mid()) == expected(x_)
 
 
+def _request(x_: float) -> tuple:
+    return ("truth", ("toy_point", Quantity.RENYI, (("x", float(x_)),)))
+
+
 @SETTINGS
 @given(st.data())
 def test_a_reply_to_an_abandoned_request_is_passed_over(data):
-    """The protocol itself: a request whose reply was never read (its reader stopped before the worker could be
-    stopped) is answered first by the worker; the next request's reader passes it over, by its id."""
+    """Requests whose replies are never read (their reader stopped before it could cancel them) are answered first
+    by the worker; every later request still gets its own point's answer (Pebble matches replies to tasks)."""
     xs = data.draw(st.lists(st.integers(1, 10**6), min_size=2, max_size=6, unique=True))
     with isolation.session():
         worker = isolation._worker_for(POINT)
         abandoned = data.draw(st.integers(1, len(xs) - 1))
         for x_ in xs[:abandoned]:  # sent, never read
-            worker.conn.send((next(worker.ids), ("truth", ("toy_point", Quantity.RENYI, (("x", float(x_)),))), None))
+            worker.pool.submit(isolation._serve, 30, _request(x_), isolation._env())
         for x_ in xs[abandoned:]:
-            found, _ = worker.ask(("truth", ("toy_point", Quantity.RENYI, (("x", float(x_)),))), 30, "toy")
+            found, _ = worker.ask(_request(x_), 30, "toy")
             assert found.value == expected(float(x_))
 
 
-def test_a_reply_to_a_request_not_asked_stops_the_worker():
+def _pid_truth(x):  # the worker's pid below 1; past it, a truth that never ends
+    if x >= 1:
+        while True:
+            time.sleep(1)
+    return Truth.exact(float(os.getpid()), "pid")
+
+
+PID = _family("toy_pid", _pid_truth)
+
+
+def _gone(pid: int, within: float = 0.0) -> bool:
+    """Whether process `pid` has ended and been reaped, waiting up to `within` s for it (a stop in another thread)."""
+    end = time.monotonic() + within
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.01)
+
+
+def test_an_abandoned_request_stops_its_process_and_the_next_answer_is_its_own():
+    """A request whose wait was interrupted is cancelled: its process is stopped (it never answers another
+    request), and the next request is answered by a fresh process."""
+    families.register(PID)
     with isolation.session():
-        worker = isolation._worker_for(POINT)
-        worker.ids = iter([5, 3])  # the first request goes out as 5; the reader then waits for 3
-        worker.conn.send((next(worker.ids), ("truth", ("toy_point", Quantity.RENYI, (("x", 1.0),))), None))
-        with pytest.raises(isolation.WorkerDied, match="not asked yet"):
-            worker._receive(30, "toy", next(worker.ids))
-        assert worker.pid is None
+        first = int(truth_of(PID, Quantity.RENYI, {"x": 0.5}).value)
+        worker = isolation._worker_for(PID)
+        future = worker.pool.submit(isolation._serve, None, ("truth", ("toy_pid", Quantity.RENYI, (("x", 5.0),))),
+                                    isolation._env())
+        while not future.running():
+            time.sleep(0.01)
+        future.cancel()
+        assert _truth_value(7.0) == expected(7.0)
+        second = int(isolation.truth(PID, Quantity.RENYI, {"x": 0.25}).value)
+    assert second != first and _gone(first, within=60)
 
 
 def test_searches_under_tight_budgets_give_every_point_its_own_truth(monkeypatch):
@@ -222,12 +257,14 @@ def test_a_monkeypatched_truth_is_seen_by_the_next_check(monkeypatch):
 
 
 def test_the_worker_ends_with_its_session():
+    families.register(PID)
     with isolation.session():
         with isolation.session():
-            _truth_value(1.0)
+            pid = int(truth_of(PID, Quantity.RENYI, {"x": 0.5}).value)
             worker = isolation._workers.worker
-        assert isolation._workers.worker is worker and worker.alive()  # the outer session still holds it
-    assert getattr(isolation._workers, "worker", None) is None and worker.pid is None
+        assert isolation._workers.worker is worker and worker.pool.active and not _gone(pid)  # the outer one holds it
+    assert getattr(isolation._workers, "worker", None) is None and not worker.pool.active
+    assert _gone(pid, within=60)  # the session's end stopped it (joined in the background)
 
 
 @pytest.mark.parametrize("name", sorted(RAISING))

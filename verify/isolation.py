@@ -1,20 +1,24 @@
-"""Run untrusted code where a deadline can stop it: in a forked worker process, killed (SIGKILL) at the deadline.
+"""Run untrusted code where a deadline can stop it: in a forked worker process, killed at the deadline (on Pebble).
 
 The truths of families that are not built in (plugins, families registered from Python) run this way (`truth`, which
 verify.memo calls): their code may sit in one long C call, or catch the DeadlineExceeded that an in-process deadline
-raises, and no in-process deadline stops either. Built-in families run in-process (verify.limits' deadlines hold for
-them in every thread).
+raises, and no in-process deadline stops either. Built-in truths run in-process: their code is verify's own, and a
+worker's round trip (~0.3-0.5 ms) would cost more than many of them; verify.limits' deadlines hold for them in every
+thread.
 
-The worker is forked from this process, so it has the families and their closures, as they are when it is forked.
-It lives for one evaluation session (`session()`: a search, a check, a run's family group; sessions nest and share
-the outermost one's worker) and is ended when the session ends, so a later session computes what the caller's code
-computes then (a plugin module's globals changed, a pytest `monkeypatch`, a family registered again); within a
-session it is reused across points (~0.3 ms a point more than in-process; a fresh fork per point costs 10-45 ms on a
-2-core machine). Outside any session each truth forks afresh. A worker is replaced after a kill, a memory error, a
-change of the memory cap, or when a family it does not have (by identity) is asked for. It sees this process's
-environment (sent with each request where it changed). Every request carries an id that its reply echoes: any
-exception between a request and its reply (a deadline, Ctrl-C) ends the worker, and a reply to another request is
-never taken for this one's. Its address space is capped (RLIMIT_AS) at its size when forked plus the memory cap (env
+The worker is a Pebble ProcessPool of one process, forked from this process (fork context), so it has the families
+and their closures as they are when it is forked; Pebble matches each reply to its task (a reply to an abandoned
+task is dropped, never taken for another's) and stops a task at its timeout by ending its process (SIGTERM, whose
+default action the worker restores so that it ends even inside C code; SIGKILL 3 s later if the code ignores it).
+Pebble was chosen over loky (no fork start, no per-task timeout: a stuck task needs the executor killed) and
+concurrent.futures (no per-task timeout either): see issue 49's measurements. A pool lives for one evaluation
+session (`session()`: a search, a check, a run's family group; sessions nest and share the outermost one's pool) and
+is stopped when the session ends, so a later session computes what the caller's code computes then (a plugin
+module's globals changed, a pytest `monkeypatch`, a family registered again). Outside any session (and with env
+VERIFY_ISOLATION=fork) each truth runs in a freshly forked process. A pool is replaced after a memory error, an
+exception while it was asked (Ctrl-C), a change of the memory cap, or when a family it does not have (by identity)
+is asked for; Pebble replaces a process it stopped or that died. The worker sees this process's environment (sent
+with each request). Its address space is capped (RLIMIT_AS) at its size when forked plus the memory cap (env
 VERIFY_MEMORY_CAP) plus HEADROOM: an allocation past it is a MemoryLimitExceeded. Whatever a family's code raises in
 a worker, SystemExit and KeyboardInterrupt included (SIGINT is ignored there, so it is the code's own), comes back as
 that point's error, never as an exit of verify's.
@@ -34,17 +38,20 @@ import collections
 import contextlib
 import ctypes
 import dataclasses
-import itertools
+import multiprocessing
 import os
 import pickle
 import signal
 import threading
 import time
 import warnings
-import weakref
 from collections.abc import Callable, Mapping
-from multiprocessing import Pipe
+from concurrent.futures import CancelledError
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import TYPE_CHECKING, Any
+
+import pebble
+import pebble.concurrent
 
 from verify import families  # read at call time: a test may give it another FAMILIES
 from verify.errors import (
@@ -68,6 +75,12 @@ if TYPE_CHECKING:
 # address space per thread (measured: NumPy's first LAPACK call adds ~18 MiB per BLAS thread)
 HEADROOM = (256 << 20) + (64 << 20) * (os.cpu_count() or 1)
 _CACHED_TRUTHS = 64  # truths a worker keeps for their enclosures
+_FORK = multiprocessing.get_context("fork") if hasattr(os, "fork") else None
+_POLL_S = 1.0  # a wait for a reply wakes this often: an exception raised into a thread that is not the main one lands
+_LATE_S, _START_S = 2.0, 30.0  # a reply not back this long after the timeout (after the task started, before) is
+#                                stopped here: Pebble's own timeout fires first (it polls every 0.1 s)
+# Python >= 3.12 warns of fork in a threaded process (Pebble's pool has threads): the worker runs only the truths
+warnings.filterwarnings("ignore", message=r".*use of fork\(\) may lead to deadlocks", category=DeprecationWarning)
 
 
 class WorkerDied(ResourceLimitError):
@@ -98,18 +111,16 @@ def truth(family: Family, quantity: Quantity, params: Mapping[str, float]) -> Tr
 
 def call_capped(fn: Callable[..., Any], *args: Any, seconds: float, what: str) -> Any:
     """`fn(*args)` run in a freshly forked process (it sees everything this process has, closures included), stopped
-    with SIGKILL after `seconds` (DeadlineExceeded), under the memory cap; its result (which must pickle) or its
-    exception comes back."""
-    if not hasattr(os, "fork"):
+    after `seconds` (DeadlineExceeded), under the memory cap; its result (which must pickle) or its exception comes
+    back."""
+    if _FORK is None:
         raise ParameterError("call_capped needs os.fork (POSIX)")
-    child = _Child(job=(fn, args))
-    try:
-        value = child.answer(seconds, what)
-    except BaseException:
-        child.stop()
-        raise
-    child.stop(wait=False)  # it exits by itself: reaped later, not waited for (its teardown takes milliseconds)
-    return value
+    cap = memory_cap()
+    _may_have_children()
+    run = pebble.concurrent.process(timeout=seconds, context=_FORK)(_capped_job)
+    with deferred_deadline(what):  # the wait is not interrupted by the in-process deadline: the timeout stops it
+        future = run(fn, args, cap)
+        return _reply(future, seconds, what, cap)
 
 
 def _budget(what: str) -> float:
@@ -226,34 +237,6 @@ def _raise_payload(payload: tuple, what: str) -> None:
     raise cls(f"{what} raised {name}: {message}")
 
 
-# --- the child process ---
-
-_LIVE: weakref.WeakSet[_Child] = weakref.WeakSet()  # this process's children, closed (not killed) in a forked child
-_UNREAPED: list[int] = []  # killed children not waited for yet
-
-
-def _reap() -> None:
-    for pid in list(_UNREAPED):
-        try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            done = pid
-        if done:
-            _UNREAPED.remove(pid)
-
-
-def _after_fork_in_child() -> None:
-    for child in list(_LIVE):
-        child.forget()
-    _LIVE.clear()
-    _UNREAPED.clear()
-    _workers.__dict__.clear()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
 def _vm_bytes() -> int | None:
     try:
         with open("/proc/self/status") as f:
@@ -306,195 +289,170 @@ def _as_error(err: BaseException, request: tuple) -> BaseException:
     return PluginError(f"{where} raised {type(err).__name__}" + (f": {detail}" if detail else ""))
 
 
-def _child_main(conn: Any, families: Mapping[str, Family], job: tuple | None, cap: int) -> None:
-    """The forked process: answer requests until the parent closes the connection (or one job, then exit)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops this process
+
+# --- the worker process (Pebble's), and what it runs ---
+
+_served: dict = {}  # in a worker: its families and its cache of truths (for their enclosures)
+
+
+def _start_worker(families: Mapping[str, Family], cap: int) -> None:
+    """Pebble's initializer, in a freshly forked worker (Pebble ignores SIGINT there: Ctrl-C is the parent's)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # Pebble's stop (SIGTERM) ends it at once, inside C code too
+    _prepare(cap)
+    _served.clear()
+    _served.update(families=families, cache=collections.OrderedDict())
+
+
+def _prepare(cap: int) -> None:
     _die_with_parent()
     _limit_memory(cap)
-    cache: dict = collections.OrderedDict()
-    while True:
-        if job is not None:
-            rid, request, env = 0, ("job",), None
+
+
+def _serve(request: tuple, env: Mapping[str, str]) -> tuple[str, Any]:
+    """One request, in a worker: ("ok", value), ("memory", text) or ("error", exception payload); never raises."""
+    def run() -> Any:
+        fams, cache = _served["families"], _served["cache"]
+        if request[0] == "truth":
+            return _truth_job(fams[request[1][0]], request[1], cache)
+        return _enclose_job(fams[request[1][0]], request[1], request[2], cache)
+    return _answer(run, request, env)
+
+
+def _capped_job(fn: Callable[..., Any], args: tuple, cap: int) -> tuple[str, Any]:
+    """call_capped's process: its one job."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _prepare(cap)
+    return _answer(lambda: fn(*args), ("job",), None)
+
+
+def _answer(run: Callable[[], Any], request: tuple, env: Mapping[str, str] | None) -> tuple[str, Any]:
+    try:
+        _apply_env(env)
+        reply: tuple[str, Any] = ("ok", run())
+    except BaseException as err:  # noqa: BLE001 - the parent re-raises it
+        memory = _memory_error(err)
+        if memory is not None:  # the process may be in a bad state: the parent ends it
+            return "memory", str(memory)
+        reply = ("error", _exception_payload(_as_error(err, request)))
+    try:
+        pickle.dumps(reply)
+    except Exception as err:  # noqa: BLE001 - an answer that cannot travel is an error there
+        reply = ("error", ("text", type(err).__qualname__, f"its result cannot be sent back ({err})", True))
+    return reply
+
+
+# --- the parent's side ---
+
+def _reply(future: Any, seconds: float, what: str, cap: int) -> Any:
+    """The value that `future` (a Pebble task with the timeout `seconds`) answers. Pebble stops its process at the
+    timeout (counted from the task's start); any exception that interrupts the wait cancels the task, which stops
+    its process too. A wait that outlives the timeout by _LATE_S (after the task started) or _START_S (before) is
+    stopped here the same way."""
+    asked, started = time.monotonic(), None
+    try:
+        while True:
+            try:
+                kind, value = future.result(timeout=_POLL_S)
+                break
+            except FutureTimeout:
+                if future.done():  # Pebble's timeout
+                    raise
+                now = time.monotonic()
+                if started is None and future.running():
+                    started = now
+                if now > (asked + _START_S if started is None else started + _LATE_S) + seconds:
+                    raise
+    except (FutureTimeout, CancelledError):
+        future.cancel()
+        raise DeadlineExceeded(f"{what} ran past its deadline ({seconds:.3g} s); its process was stopped") from None
+    except pebble.ProcessExpired as err:
+        code = err.exitcode or 0
+        how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
+        raise WorkerDied(f"{what}: its process died ({how}) without an answer: a crash in its code, or a cap hit "
+                         f"inside C code (memory cap {cap / 2**20:.0f} MiB, env VERIFY_MEMORY_CAP)") from None
+    except BaseException:
+        future.cancel()  # Pebble stops the process running it
+        raise
+    if kind == "ok":
+        return value
+    if kind == "memory":
+        raise MemoryLimitExceeded(f"{what} ran out of memory under the memory cap of {cap / 2**20:.0f} MiB "
+                                  f"(env VERIFY_MEMORY_CAP) in its process ({value or 'MemoryError'})")
+    _raise_payload(value, what)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    for name, value in caps_env().items():  # caps carried to this thread (a Dask task) count as environment
+        if value is None:
+            env.pop(name, None)
         else:
-            try:
-                rid, request, env = conn.recv()
-            except (EOFError, OSError):
-                return
-        fatal = False
-        try:
-            _apply_env(env)
-            if request[0] == "job":
-                value = job[0](*job[1])
-            elif request[0] == "truth":
-                value = _truth_job(families[request[1][0]], request[1], cache)
-            else:
-                value = _enclose_job(families[request[1][0]], request[1], request[2], cache)
-            reply = (rid, "ok", value)
-        except BaseException as err:  # noqa: BLE001 - the parent re-raises it
-            memory = _memory_error(err)
-            if memory is not None:  # the process may be in a bad state: answer, then end
-                reply, fatal = (rid, "memory", str(memory)), True
-            else:
-                reply = (rid, "error", _exception_payload(_as_error(err, request)))
-        try:
-            data = pickle.dumps(reply)
-        except Exception as err:  # noqa: BLE001 - an answer that cannot travel is an error there
-            data = pickle.dumps((rid, "error", ("text", type(err).__qualname__,
-                                                f"its result cannot be sent back ({err})", True)))
-        try:
-            conn.send_bytes(data)
-        except OSError:
-            return
-        if job is not None or fatal:
-            return
+            env[name] = value
+    return env
 
 
-class _Child:
-    """A forked process serving truths (or one job) over a socket pair."""
+def _may_have_children() -> None:
+    """A daemonic process (a Dask worker, a multiprocessing.Pool's worker) may not start multiprocessing's children:
+    they would outlive it when it is terminated. Verify's workers die with their parent (PR_SET_PDEATHSIG), so the
+    flag is lifted here (its public attribute, which a process that was started may set on itself)."""
+    me = multiprocessing.current_process()
+    if me.daemon:
+        me.daemon = False
 
-    def __init__(self, families: Mapping[str, Family] | None = None, job: tuple | None = None):
-        self.families = dict(families or {})
+
+class _Worker:
+    """A Pebble pool of one forked process serving truths and enclosures for one session."""
+
+    def __init__(self, families: Mapping[str, Family]):
+        self.families = dict(families)
         self.cap = memory_cap()
-        self.env: dict | None = None  # the environment it has (sent when it changes)
-        self.ids = itertools.count(1)  # request ids (a job's reply carries 0)
-        _reap()
-        ours, theirs = Pipe(duplex=True)
-        with warnings.catch_warnings():  # Python >= 3.12 warns of fork in a threaded process: the child runs one job
-            warnings.simplefilter("ignore", DeprecationWarning)
-            pid = os.fork()
-        if pid == 0:  # pragma: no cover - the child (coverage does not follow it)
-            code = 0
-            try:
-                ours.close()
-                _child_main(theirs, self.families, job, self.cap)
-            except BaseException:  # noqa: BLE001
-                code = 70
-            os._exit(code)
-        theirs.close()
-        self.pid: int | None = pid
-        self.conn: Any = ours
-        _LIVE.add(self)
+        _may_have_children()
+        self.pool = pebble.ProcessPool(max_workers=1, context=_FORK, initializer=_start_worker,
+                                       initargs=(self.families, self.cap))
 
-    def alive(self) -> bool:
-        if self.pid is None:
-            return False
-        try:
-            done, _ = os.waitpid(self.pid, os.WNOHANG)
-        except ChildProcessError:
-            done = self.pid
-        if done:
-            self.pid = None
-            self.stop()
-        return self.pid is not None
+    def usable(self, family: Family) -> bool:
+        return self.pool.active and self.cap == memory_cap() and self.families.get(family.name) is family
 
     def ask(self, request: tuple, seconds: float, what: str) -> Any:
-        """Send `request` and return its reply. The in-process deadline is deferred from before the request is sent
-        until its reply is read (the wait stops the worker at `seconds` instead), and any exception in between (Ctrl-C,
-        a broken connection) ends the worker: a reply left unread would answer the next request."""
-        env = dict(os.environ)
-        for name, value in caps_env().items():  # caps carried to this thread (a Dask task) count as environment
-            if value is None:
-                env.pop(name, None)
-            else:
-                env[name] = value
+        """Send `request` and return its reply. The in-process deadline is deferred while it is out (the task's
+        timeout stops the worker at `seconds` instead). A memory error, a broken pool or any exception that is not
+        an Exception (Ctrl-C) ends this pool: a later request gets a new one."""
         with deferred_deadline(what):
             try:
-                rid = next(self.ids)
                 try:
-                    self.conn.send((rid, request, None if env == self.env else env))
-                except OSError:
-                    raise WorkerDied(f"{what}: its worker process is gone") from None
-                self.env = env
-                kind, value = self._receive(seconds, what, rid)
-            except BaseException:
-                if self.pid is not None:
-                    self.stop()
+                    future = self.pool.submit(_serve, seconds, request, _env())
+                except RuntimeError as err:  # "the Pool is not active": its threads ended
+                    raise WorkerDied(f"{what}: its worker pool is gone ({err})") from None
+                return _reply(future, seconds, what, self.cap)
+            except (MemoryLimitExceeded, WorkerDied):
+                self.stop(wait=False)
                 raise
-        return self._result(kind, value, what)
-
-    def answer(self, seconds: float, what: str) -> Any:
-        """The reply of a one-job process (its id is 0)."""
-        return self._result(*self._receive(seconds, what, 0), what)
-
-    def _receive(self, seconds: float, what: str, rid: int) -> tuple[str, Any]:
-        """The reply to request `rid`: replies to earlier requests (abandoned by an exception that ended the wait
-        before this worker was stopped) are passed over, never taken for this one's; the process is stopped at
-        `seconds`, where any exception interrupts the wait, or where it answers a request not asked yet."""
-        end = time.monotonic() + seconds
-        with deferred_deadline(what):  # the in-process deadline does not interrupt the wait: this one stops the child
-            try:
-                while True:
-                    left = end - time.monotonic()
-                    if left <= 0:
-                        raise DeadlineExceeded(f"{what} ran past its deadline ({seconds:.3g} s); its process was "
-                                               "stopped")
-                    if self.conn.poll(min(left, 1.0)):
-                        replied, kind, value = pickle.loads(self.conn.recv_bytes())
-                        if replied == rid:
-                            return kind, value
-                        if replied > rid:
-                            raise WorkerDied(f"{what}: its worker answered request {replied}, not asked yet, for "
-                                             f"request {rid}")
-            except (EOFError, OSError):
-                how = self.stop()
-                raise WorkerDied(f"{what}: its process died ({how}) without an answer: a crash in its code, or a "
-                                 f"cap hit inside C code (memory cap {self.cap / 2**20:.0f} MiB, env "
-                                 "VERIFY_MEMORY_CAP)") from None
+            except Exception:  # the point's own error, or its deadline (Pebble stopped its process)
+                raise
             except BaseException:
-                self.stop()
+                self.stop(wait=False)
                 raise
 
-    def _result(self, kind: str, value: Any, what: str) -> Any:
-        if kind == "ok":
-            return value
-        if kind == "memory":
-            self.stop()
-            raise MemoryLimitExceeded(f"{what} ran out of memory under the memory cap of {self.cap / 2**20:.0f} MiB "
-                                      f"(env VERIFY_MEMORY_CAP) in its process ({value or 'MemoryError'})")
-        _raise_payload(value, what)
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def stop(self, wait: bool = True) -> str:
-        """Kill and reap the process (`wait=False`: reap it later); says how it ended."""
-        pid = self.pid
-        if pid is not None:  # killed first: an interrupt that lands in here leaves no live process behind
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        self.pid = None
-        conn, self.conn = self.conn, None
-        if conn is not None:
-            conn.close()
-        if pid is None:
-            return "already reaped"
-        if not wait:
-            _UNREAPED.append(pid)
-            return "killed"
-        try:
-            _, status = os.waitpid(pid, 0)
-        except ChildProcessError:
-            return "already reaped"
-        if os.WIFSIGNALED(status):
-            return f"signal {signal.Signals(os.WTERMSIG(status)).name}"
-        return f"exit code {os.WEXITSTATUS(status)}"
-
-    def forget(self) -> None:
-        """In a forked child: close this inherited connection, leave the process (a sibling) alone."""
-        self.pid = None
-        if self.conn is not None:
-            try:
-                self.conn.close()
-            except OSError:
-                pass
-            self.conn = None
-
-    def __del__(self) -> None:
-        if getattr(self, "pid", None) is not None:
-            self.stop()
+    def stop(self, wait: bool = True) -> None:
+        """Stop the pool and its process (`wait=False`: joined in the background, as Pebble's join polls its
+        threads every 0.1 s)."""
+        self.pool.stop()
+        if wait:
+            self.pool.join()
+        else:
+            threading.Thread(target=self.pool.join, name="verify-isolation-stop", daemon=True).start()
 
 
-_workers = threading.local()  # .worker: this thread's _Child; .depth: how many sessions this thread is inside
+_workers = threading.local()  # .worker: this thread's _Worker; .depth: how many sessions this thread is inside
+
+
+def _after_fork_in_child() -> None:
+    _workers.__dict__.clear()  # the parent's pools (their threads are not here) are not this process's
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _in_session() -> bool:
@@ -510,7 +468,7 @@ class session(contextlib.ContextDecorator):  # noqa: N801 - used as a function a
     def __enter__(self) -> session:
         depth = getattr(_workers, "depth", 0)
         if depth == 0:
-            shutdown()  # one left behind (an exit that was itself interrupted) is not reused
+            shutdown(wait=False)  # one left behind (an exit that was itself interrupted) is not reused
         _workers.depth = depth + 1
         return self
 
@@ -522,20 +480,20 @@ class session(contextlib.ContextDecorator):  # noqa: N801 - used as a function a
             shutdown(wait=False)
 
 
-def _worker_for(family: Family) -> _Child:
-    """This thread's worker, forked again if it is gone, if the memory cap changed, or if it lacks `family`."""
-    worker: _Child | None = getattr(_workers, "worker", None)
-    if worker is not None and worker.alive() and worker.cap == memory_cap() and \
-            worker.families.get(family.name) is family:
+def _worker_for(family: Family) -> _Worker:
+    """This thread's worker, started again if it is gone, if the memory cap changed, or if it lacks `family`."""
+    worker: _Worker | None = getattr(_workers, "worker", None)
+    if worker is not None and worker.usable(family):
         return worker
+    _workers.worker = None
     if worker is not None:
-        worker.stop()
-    worker = _workers.worker = _Child({**families.FAMILIES, family.name: family})
+        worker.stop(wait=False)
+    worker = _workers.worker = _Worker({**families.FAMILIES, family.name: family})
     return worker
 
 
 def shutdown(wait: bool = True) -> None:
-    """Stop this thread's worker process (a later isolated truth forks a new one); `wait=False` reaps it later."""
+    """Stop this thread's worker process (a later isolated truth starts a new one); `wait=False` joins it later."""
     worker = getattr(_workers, "worker", None)
     _workers.worker = None
     if worker is not None:
