@@ -297,13 +297,18 @@ def test_the_eq17_step_is_the_renyi_divergence_of_its_two_output_laws(alpha, eta
         def renyi(ma, sa, mb, sb):
             if alpha * sb**2 + (1 - alpha) * sa**2 <= 0:
                 return mpmath.inf
-            # the integrand is a Gaussian shape of precision P about c (the tilted law): panels on c +- 40 of its
-            # sds (a window around both means missed it when it was narrow and far from them: 685 read as 317)
+            # the integrand is a Gaussian shape of precision P about c (the tilted law): Gauss-Legendre panels on
+            # c +- 20 of its sds, where it is e^-200 of its peak (a window around both means missed it when it was
+            # narrow and far from them: 685 read as 317). The densities' powers are written out as one exponential
+            # (npdf(z, m, s)**a = (2 pi)**(-a/2) s**-a exp(-a (z - m)**2 / (2 s**2))): the same integral, 7x cheaper
+            # than tanh-sinh on powers of npdf (13 s of the suite)
             precision = alpha / sa**2 + (1 - alpha) / sb**2
-            c, width = (alpha * ma / sa**2 + (1 - alpha) * mb / sb**2) / precision, 40 / mpmath.sqrt(precision)
-            val = mpmath.quad(lambda z: mpmath.npdf(z, ma, sa) ** alpha * mpmath.npdf(z, mb, sb) ** (1 - alpha),
-                              mpmath.linspace(c - width, c + width, 25))
-            return mpmath.log(val) / (alpha - 1)
+            c, width = (alpha * ma / sa**2 + (1 - alpha) * mb / sb**2) / precision, 20 / mpmath.sqrt(precision)
+            scale = sa ** -alpha * sb ** (alpha - 1) / mpmath.sqrt(2 * mpmath.pi)
+            val = mpmath.quad(lambda z: mpmath.exp(-alpha * (z - ma) ** 2 / (2 * sa**2)
+                                                   - (1 - alpha) * (z - mb) ** 2 / (2 * sb**2)),
+                              mpmath.linspace(c - width, c + width, 9), method="gauss-legendre")
+            return mpmath.log(scale * val) / (alpha - 1)
 
         ref = max(renyi(m1, s1, m2, s2), renyi(m2, s2, m1, s1))
     if mpmath.isinf(ref):
