@@ -11,14 +11,17 @@ import sys
 
 import pytest
 from hypothesis import HealthCheck, settings
+from hypothesis_budget import THOROUGH  # tests/ is on the path (pytest's rootdir-based imports)
 
 from verify.cli import single_threaded_blas
 
 # No test may depend on the machine's speed: hypothesis's per-example deadline (200 ms by default) and its too-slow
 # health check fail a test on a loaded machine; every test's settings start from this profile (explicit settings
-# made after it inherit it).
+# made after it inherit it). VERIFY_HYPOTHESIS_PROFILE=thorough (tests/hypothesis_budget.py) draws the large counts:
+# 500 examples where a test sets none, and each test's own thorough count where it sets one.
 settings.register_profile("verify", deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile("verify")
+settings.register_profile("verify-thorough", parent=settings.get_profile("verify"), max_examples=500)
+settings.load_profile("verify-thorough" if THOROUGH else "verify")
 
 if "numpy" not in sys.modules:  # as a `verify` process does: one BLAS thread per (forked) process
     single_threaded_blas()
