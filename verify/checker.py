@@ -12,6 +12,7 @@ from typing import Any
 
 import mpmath
 
+from verify.bound_arrays import bound_floats
 from verify.display import application_html, application_line
 from verify.errors import AssumptionError, ParameterError, UndefinedBoundError, did_you_mean
 from verify.families import family as get_family
@@ -369,13 +370,61 @@ def check_point(theorem: Theorem, app: Application, params: Mapping[str, float],
     `recheck_s` caps the exact fallback's wall-clock time (default verify.rigorous.CERTIFY_DEADLINE_S).
     """
     with deadline(truth_deadline(), f"the {app.family} truth"):  # bound symbols' own truths (resolve) included
-        family_params, values, from_family = resolve(theorem, app, params)
+        resolved = resolve(theorem, app, params)
+        decided = _decide(theorem, app, resolved, None, rigorous, recheck_s)
+    return _point_result(theorem, app, params, resolved, decided, companions)
+
+
+_Decided = tuple[Any, Truth, Verdict, "PointCertificate | None"]  # the bound (float or mpf), truth, verdict, cert
+
+
+def _decide(theorem: Theorem, app: Application, resolved: tuple[dict, dict, dict], bound_float: float | None,
+            rigorous: bool = True, recheck_s: float | None = None) -> _Decided:
+    """The bound, the (decisive) truth and the verdict at a resolved point. `bound_float`: the bound's float from
+    the grid's arrays (verify.bound_arrays), where they gave one: a point the float filter then decides without the
+    rigorous fallback (`judge`'s own test, `_filter_decides`) keeps it; any other is evaluated in PRECISION_DPS
+    digits and judged as before."""
+    family_params, values, from_family = resolved
+    if bound_float is not None:
+        truth = truth_of(get_family(app.family), theorem.quantity, family_params)
+        truth = decisive_truth(theorem.direction, bound_float, truth)
+        fast = _filter_decides(theorem.direction, bound_float, truth, rigorous)
+        if fast is not None:
+            return bound_float, truth, fast, None
+        bound_mp = _bound(theorem, values)
+    else:
         bound_mp = _bound(theorem, values)
         truth = truth_of(get_family(app.family), theorem.quantity, family_params)
-        truth = decisive_truth(theorem.direction, float(bound_mp), truth)
-        verdict, cert = judge(theorem, values, bound_mp, truth, rigorous, from_family, recheck_s)
-    bound = float(bound_mp)
-    if cert is not None and _finite_ends(cert) and degenerate(bound_mp, truth):  # the floats lost the comparison
+    truth = decisive_truth(theorem.direction, float(bound_mp), truth)
+    verdict, cert = judge(theorem, values, bound_mp, truth, rigorous, from_family, recheck_s)
+    return bound_mp, truth, verdict, cert
+
+
+def _filter_decides(direction: Direction, bound: float, truth: Truth, rigorous: bool) -> Verdict | None:
+    """The float filter's verdict where `judge` would return it without the rigorous fallback, for a normal, finite,
+    nonzero float `bound`; None where `judge` must see the PRECISION_DPS-digit bound: a truth lost in floats, a point
+    the fallback re-checks, or a verdict one ulp of the bound could change."""
+    if lost_in_floats(truth.value) and truth.enclose is not None:
+        return None
+    fast = decide(direction, bound, truth)
+    if rigorous and truth.enclose is not None and (
+            fast is Verdict.VIOLATED or (fast is Verdict.INCONCLUSIVE and truth.method is not Method.MONTE_CARLO)
+            or (fast is Verdict.HOLDS and near_bound(bound, truth))):
+        return None
+    if rigorous and truth.enclose is None and fast is Verdict.VIOLATED:
+        return None  # judge's own path (the certificate says why none exists): unchanged
+    for beside in (math.nextafter(bound, -math.inf), math.nextafter(bound, math.inf)):
+        if decide(direction, beside, truth) is not fast:
+            return None
+    return fast
+
+
+def _point_result(theorem: Theorem, app: Application, params: Mapping[str, float], resolved: tuple[dict, dict, dict],
+                  decided: _Decided, companions: Sequence[Theorem]) -> PointResult:
+    family_params, values, _ = resolved
+    bound_value, truth, verdict, cert = decided
+    bound = float(bound_value)
+    if cert is not None and _finite_ends(cert) and degenerate(bound_value, truth):  # the floats lost the comparison
         ratio, margin = enclosure_ratio_margin(theorem.direction.value, cert)
     else:
         ratio = bound / truth.value if truth.value != 0 and math.isfinite(truth.value) else None
@@ -383,8 +432,8 @@ def check_point(theorem: Theorem, app: Application, params: Mapping[str, float],
     used = {s.name for s in theorem.symbols if s.name in values}
     inputs = {k: float(values[k]) for k in sorted(set(family_params) | set(params))}
     extra = _companion_values(app.family, inputs, truth, companions)
-    vacuous = bool(mpmath.isinf(bound_mp)) and {Direction.UPPER: bound_mp > 0,
-                                                 Direction.LOWER: bound_mp < 0}.get(theorem.direction, False)
+    vacuous = bool(mpmath.isinf(bound_value)) and {Direction.UPPER: bound_value > 0,
+                                                    Direction.LOWER: bound_value < 0}.get(theorem.direction, False)
     return PointResult(theorem.id, app.family, inputs, bound, truth, verdict, margin, ratio,
                        {k: float(values[k]) for k in sorted(used)}, extra, certificate=cert, vacuous=vacuous)
 
@@ -588,15 +637,38 @@ def check_application(theorem: Theorem, app: Application, companions: Sequence[T
     Points outside its assumptions are skipped and recorded with the assumption that excluded them; a point
     whose check raises any other exception (e.g. a ParameterError from an undefined bound) is recorded as an
     error, which makes the result verdict-less ("ERROR") instead of crashing the run.
+
+    The grid is checked in two passes: every point resolved (`resolve`, one by one), then the bound's floats of all
+    resolved points at once as arrays (verify.bound_arrays), then each point decided (`_decide`: the float filter on
+    the array float where it decides, PRECISION_DPS digits and the rigorous fallback elsewhere), in grid order.
     """
     start = time.perf_counter()
-    points, skipped, errors = [], [], []
-    for params in grid_points(app):
+    grid = grid_points(app)
+    outcomes: list[Any] = [None] * len(grid)
+    resolved: list[tuple[int, tuple[dict, dict, dict]]] = []
+    for i, params in enumerate(grid):
         try:
-            points.append(check_point(theorem, app, params, companions))
-        except AssumptionError as err:
-            skipped.append(SkippedPoint(params, err.assumption))
-        except Exception as err:  # noqa: BLE001 - any failure becomes an error entry, never a crash
-            errors.append(PointError(params, type(err).__name__, str(err)))
+            with deadline(truth_deadline(), f"the {app.family} truth"):
+                resolved.append((i, resolve(theorem, app, params)))
+        except Exception as err:  # noqa: BLE001 - any failure becomes a skipped point or an error entry
+            outcomes[i] = _failed(params, err)
+    floats = bound_floats(theorem.bound, [point[1] for _, point in resolved])
+    for (i, point), bound_float in zip(resolved, floats, strict=True):
+        try:
+            with deadline(truth_deadline(), f"the {app.family} truth"):
+                decided = _decide(theorem, app, point, bound_float)
+            outcomes[i] = _point_result(theorem, app, grid[i], point, decided, companions)
+        except Exception as err:  # noqa: BLE001 - any failure becomes a skipped point or an error entry
+            outcomes[i] = _failed(grid[i], err)
+    points = [o for o in outcomes if isinstance(o, PointResult)]
+    skipped = [o for o in outcomes if isinstance(o, SkippedPoint)]
+    errors = [o for o in outcomes if isinstance(o, PointError)]
     return ApplicationResult(theorem.id, app.family, app.expected, aggregate(points, errors), tuple(points),
                              len(skipped), time.perf_counter() - start, tuple(skipped), tuple(errors))
+
+
+def _failed(params: dict[str, float], err: Exception) -> SkippedPoint | PointError:
+    """A point outside the theorem's assumptions (skipped), or one whose check failed otherwise (an error entry)."""
+    if isinstance(err, AssumptionError):
+        return SkippedPoint(params, err.assumption)
+    return PointError(params, type(err).__name__, str(err))
