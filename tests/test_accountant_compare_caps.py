@@ -28,8 +28,8 @@ from verify.accountant_compare import (
     compare,
 )
 from verify.cli import main
-from verify.isolation import HEADROOM
 from verify.limits import memory_cap
+from verify.pipeline.isolation import HEADROOM
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the peers run in forked processes")
 

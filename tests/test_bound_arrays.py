@@ -1,4 +1,4 @@
-"""verify.bound_arrays: a bound's floats over a grid as arrays (issue 49). Wherever it gives a float, that float is the
+"""bound_arrays: a bound's floats over a grid as arrays (issue 49). Wherever it gives a float, that float is the
 bound's value rounded to the nearest float, as mpmath computes the expression as written at 1000 digits from the same
 inputs (a reference independent of NumPy and of the stable form the array run uses); where cancellation leaves the
 interval wider than a float's spacing, it gives none."""
@@ -13,8 +13,8 @@ import sympy as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import verify.bound_arrays
-from verify.bound_arrays import array_form, bound_floats
+import verify.pipeline.bound_arrays
+from verify.pipeline.bound_arrays import array_form, bound_floats
 
 x, y, z = sp.symbols("x y z", positive=True)
 
@@ -22,7 +22,7 @@ x, y, z = sp.symbols("x y z", positive=True)
 @pytest.fixture(autouse=True)
 def _any_number_of_points(monkeypatch):
     """The arrays are used from a single point on here (the checker waits for MIN_POINTS, to repay compiling)."""
-    monkeypatch.setattr(verify.bound_arrays, "MIN_POINTS", 1)
+    monkeypatch.setattr(verify.pipeline.bound_arrays, "MIN_POINTS", 1)
 SYMBOLS = (x, y, z)
 
 
@@ -136,6 +136,6 @@ def test_a_cancelling_bound_is_not_given_a_float():
 
 
 def test_few_points_are_left_to_the_digits():
-    verify.bound_arrays.MIN_POINTS = 3  # restored by the fixture's monkeypatch
+    verify.pipeline.bound_arrays.MIN_POINTS = 3  # restored by the fixture's monkeypatch
     assert bound_floats(x + 1, [{"x": 1.0}, {"x": 2.0}]) == [None, None]
     assert bound_floats(x + 1, [{"x": 1.0}, {"x": 2.0}, {"x": 3.0}]) == [2.0, 3.0, 4.0]

@@ -20,7 +20,7 @@ from verify.certify import arb_bounds
 from verify.errors import ParameterError
 from verify.model import condition_holds, evaluate
 from verify.parsing import parse_expression
-from verify.rigorous import exact_text
+from verify.pipeline.rigorous import exact_text
 from verify.testing import falsify_outcome
 
 X, Y = sp.Symbol("x", real=True), sp.Symbol("y", real=True)

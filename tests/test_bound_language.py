@@ -17,7 +17,7 @@ from verify.certify import arb_bounds
 from verify.errors import ParameterError
 from verify.model import evaluate
 from verify.parsing import parse_expression
-from verify.rigorous import exact_text
+from verify.pipeline.rigorous import exact_text
 from verify.testing import falsify, falsify_outcome
 
 K = sp.Symbol("K", integer=True, positive=True)

@@ -54,7 +54,7 @@ def test_a_computed_truth_inside_the_tie_band_of_the_bound_is_a_tie(value, width
     smallest magnitude among the bound and the ends; never for an estimate's interval or a truth with no enclosure."""
     from fractions import Fraction
 
-    from verify.rigorous import TIE_RTOL
+    from verify.pipeline.rigorous import TIE_RTOL
 
     truth = _series(value, value * width)
     bound = value + place * value * width

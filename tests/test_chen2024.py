@@ -29,8 +29,8 @@ from verify.certify import arb_bounds
 from verify.errors import AssumptionError, ParameterError, ResourceLimitError
 from verify.families import family
 from verify.families.mbcd import block_pair, coupled_pair
+from verify.pipeline.rigorous import exact_text
 from verify.results import Verdict
-from verify.rigorous import exact_text
 from verify.testing.falsify import search_outcome
 from verify.truth.linear_gaussian import _Linalg, _propagate, assignment_gram, renyi_mixture_series
 

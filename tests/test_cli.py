@@ -120,7 +120,7 @@ def test_the_filled_constants_never_change_a_grid_point():
     filled beta = 1 from chen2024.theorem4_6.corrected's fourth grid into points whose beta is max(1, mu)."""
     from verify.api import fixed_constants
     from verify.checker import resolve
-    from verify.memo import shared_truths
+    from verify.pipeline.memo import shared_truths
 
     def resolved(theorem, app, point):
         try:

@@ -17,13 +17,13 @@ from hypothesis import strategies as st
 from reporting.conftest import strip_timing  # tests/ is on the path (pytest's rootdir-based imports)
 
 import verify.families as families
-from verify import isolation
 from verify.checker import check_point
 from verify.cli import main
 from verify.errors import AssumptionError, DeadlineExceeded, MemoryLimitExceeded, ParameterError
 from verify.limits import deadline
-from verify.memo import truth_of
 from verify.model import Quantity
+from verify.pipeline import isolation
+from verify.pipeline.memo import truth_of
 from verify.reporting.results_json import results_document
 from verify.runner import run
 from verify.testing import user_theorem

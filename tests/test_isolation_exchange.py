@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import verify.families as families
-from verify import isolation
 from verify.cli import main
 from verify.errors import PluginError, VerifyError
-from verify.memo import shared_truths, truth_of
 from verify.model import Family, Parameter, Quantity
+from verify.pipeline import isolation
+from verify.pipeline.memo import shared_truths, truth_of
 from verify.results import Truth
 from verify.testing import falsify_outcome
 from verify.truth.numbers import Enclosure

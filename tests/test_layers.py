@@ -24,7 +24,7 @@ LAYERS: dict[str, int] = {
     # 3 declarations: the built-in families and the catalog of theorems
     "verify.families": 3, "verify.catalog": 3,
     # 4 the evaluation pipeline: memo, on-disk cache, isolation (and the contract check it runs), the rigorous path
-    "verify.memo": 4, "verify.truth_cache": 4, "verify.isolation": 4, "verify.rigorous": 4, "verify.bound_arrays": 4,
+    "verify.pipeline": 4,
     # 5 checker and the falsifier's search
     "verify.checker": 5, "verify.testing.falsify": 5, "verify.testing.strategies": 5, "verify.testing.routes": 5,
     # 6 runner and the public entry points built on it

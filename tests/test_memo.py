@@ -11,8 +11,8 @@ from conftest import untimed
 from verify.catalog import select
 from verify.errors import ParameterError
 from verify.families import family
-from verify.memo import shared_truths, truth_of
 from verify.model import Quantity
+from verify.pipeline.memo import shared_truths, truth_of
 from verify.reporting.results_json import results_document
 from verify.runner import family_groups, run
 

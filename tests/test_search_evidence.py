@@ -24,11 +24,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import verify.families as families
-from verify import isolation
 from verify.checker import check_point
 from verify.cli import main
 from verify.errors import NothingChecked, PluginPointError
 from verify.model import Family, Parameter, Quantity
+from verify.pipeline import isolation
 from verify.results import Truth, Verdict
 from verify.testing import falsify, falsify_outcome, user_theorem
 from verify.truth.numbers import Enclosure
@@ -353,7 +353,7 @@ def test_a_plugin_truth_that_raises_everywhere_is_no_evidence_with_its_error_nam
 def test_a_plugin_point_error_keeps_its_type_and_text_through_the_worker(monkeypatch):
     monkeypatch.setenv("VERIFY_ISOLATION", "worker")
     fam = _raising(1.0, ZeroDivisionError())
-    from verify.memo import truth_of
+    from verify.pipeline.memo import truth_of
     with isolation.session(), pytest.raises(PluginPointError) as err:
         truth_of(fam, Quantity.RENYI, {"x": 2.0})
     assert err.value.error_type == "ZeroDivisionError" and err.value.error_text == ""

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from verify.catalog import theorem
 from verify.certify import arb_bounds
 from verify.model import evaluate, stable_form
-from verify.rigorous import exact_text
+from verify.pipeline.rigorous import exact_text
 from verify.stable_powers import Powm1, with_stable_powers
 
 u, e = sp.symbols("u e", real=True)

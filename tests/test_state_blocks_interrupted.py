@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from verify import isolation
 from verify.errors import DeadlineExceeded
 from verify.limits import deadline
-from verify.memo import shared_truths
+from verify.pipeline import isolation
+from verify.pipeline.memo import shared_truths
 from verify.runmemo import MEMO
 
 

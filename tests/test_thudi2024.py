@@ -19,8 +19,8 @@ from verify.catalog.thudi2024 import THEOREMS
 from verify.certify import arb_bounds
 from verify.families import family
 from verify.model import Quantity
+from verify.pipeline.rigorous import exact_text
 from verify.results import Verdict
-from verify.rigorous import exact_text
 from verify.testing.falsify import search_outcome
 from verify.truth.subsampled_dp import sgm_delta_add
 

@@ -1,4 +1,4 @@
-"""The on-disk truth cache (`--cache DIR`, verify.truth_cache, on diskcache): a run that reads it gives the results of
+"""The on-disk truth cache (`--cache DIR`, pipeline.truth_cache, on diskcache): a run that reads it gives the results of
 a run without it (certificates recomputed, not read), computes none of the truths it holds, never touches a file it
 did not write, keeps within its size cap, serves concurrent processes the right values, and starts afresh when
 verify's source, its dependencies or the backend change."""
@@ -25,13 +25,13 @@ from conftest import untimed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verify import isolation, truth_cache
 from verify.cli import main
 from verify.errors import ParameterError
 from verify.limits import parse_size
+from verify.pipeline import isolation, truth_cache
+from verify.pipeline.truth_cache import MARKER, TruthCache, check_cache_dir, decode, disk_truths, encode, entry_key
 from verify.results import Method, Truth
 from verify.runner import run
-from verify.truth_cache import MARKER, TruthCache, check_cache_dir, decode, disk_truths, encode, entry_key
 
 # exact with certified violations; a PLD bracket with finer levels (refine); a Monte-Carlo estimate (seeded)
 ENTRIES = ["feldman2018.lemma21.expansive", "thudi2024.appendix_b.mnist_noise", "wang2021.noisysgd_tcdp"]

@@ -209,7 +209,7 @@ ASSUME = ["eta < 1/lam", "start_var <= 2*sigma**2/lam"]
 
 
 def test_a_re_check_that_raises_is_uncertified_never_a_pass(monkeypatch):
-    import verify.rigorous as rigorous
+    import verify.pipeline.rigorous as rigorous
 
     class OldFlint:  # python-flint 0.6 had no ctx.workprec
         def __getattr__(self, name):

@@ -3,7 +3,7 @@ it: `conservative` (above the proven upper end), `tight` (inside the bracket) or
 lower end: a privacy claim the mechanism does not have). Each library is optional and imported only here; one that is
 not installed is listed as such, never an error.
 
-Each runs under the caps of verify's own code, in a process of its own (verify.isolation.call_capped): its address
+Each runs under the caps of verify's own code, in a process of its own (pipeline.isolation.call_capped): its address
 space is capped (env VERIFY_MEMORY_CAP, default 1 GiB, plus the isolation's headroom) and it is killed at the
 point deadline (env VERIFY_TRUTH_DEADLINE, default 120 s). One that hits a cap is listed `over the memory cap` or
 `past its deadline` (prv_accountant grew to 20 GB at T = 1e6 without the cap), one that fails `failed`, with the
@@ -148,7 +148,10 @@ def compare(result: AccountantResult) -> list[Comparison]:
 def _capped(name: str, answer: Callable[[AccountantResult], float], result: AccountantResult) -> Comparison:
     """One accountant's answer, computed in a capped process of its own; a cap it hits or an error it raises is
     its Comparison's status and note."""
-    from verify.isolation import WorkerDied, call_capped  # the isolation imports the families (~1.5 s): only here
+    from verify.pipeline.isolation import (  # the isolation imports the families (~1.5 s): only here
+        WorkerDied,
+        call_capped,
+    )
 
     seconds = min(remaining(), truth_deadline())
     try:

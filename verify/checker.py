@@ -12,13 +12,10 @@ from typing import Any
 
 import mpmath
 
-from verify.bound_arrays import bound_floats
 from verify.display import application_html, application_line
 from verify.errors import AssumptionError, ParameterError, UndefinedBoundError, did_you_mean
 from verify.families import family as get_family
-from verify.isolation import session
 from verify.limits import deadline, truth_deadline
-from verify.memo import remembered, truth_of
 from verify.model import (
     Application,
     Direction,
@@ -32,8 +29,11 @@ from verify.model import (
     declared_facts,
     evaluate,
 )
+from verify.pipeline.bound_arrays import bound_floats
+from verify.pipeline.isolation import session
+from verify.pipeline.memo import remembered, truth_of
+from verify.pipeline.rigorous import TIE_RTOL, certify_point, degenerate, enclosure_ratio_margin, lost_in_floats
 from verify.results import CompanionValue, Method, PointCertificate, PointResult, Truth, Verdict
-from verify.rigorous import TIE_RTOL, certify_point, degenerate, enclosure_ratio_margin, lost_in_floats
 from verify.truth.renyi_estimator import too_weak
 
 
@@ -71,7 +71,7 @@ def decide(direction: Direction, bound: float, truth: Truth) -> Verdict:
 def _tied(direction: Direction, bound: float, truth: Truth) -> bool:
     """True if a computed truth's whole interval is within the tie band (TIE_RTOL of the smallest magnitude of the
     bound and the interval's ends) of the bound on the side the claim could fail: whatever value in the interval the
-    truth has, the bound equals it or is on the right side of it, as `verify.rigorous` decides a tie from enclosures
+    truth has, the bound equals it or is on the right side of it, as `pipeline.rigorous` decides a tie from enclosures
     (where the bound is the truth's own closed form: Theorem 3.2 of seed 004 at n_a = n_b = 0 is the sampled Gaussian
     itself). Only for a truth with an enclosure, so that the rigorous fallback re-checks the point (`judge`: a HOLDS
     this close is `near_bound`); never for an estimate, whose interval is only likely to hold the value."""
@@ -277,7 +277,7 @@ def judge(theorem: Theorem, values: Mapping[str, float], bound: mpmath.mpf, trut
           ) -> tuple[Verdict, PointCertificate | None]:
     """The verdict at a point: the float filter (`decide`), then, for a point it would call VIOLATED, cannot decide,
     holds only narrowly (`near_bound`) or whose floats underflowed/overflowed, the rigorous fallback
-    (verify.rigorous), whose verdict stands.
+    (verify.pipeline.rigorous), whose verdict stands.
     `from_family`: the truths of bound symbols (from `resolve`), enclosed rather than taken at their floats.
 
     `rigorous=False` keeps the float filter's VIOLATED and undecided points (a search's cheap predicate, whose
@@ -367,7 +367,7 @@ def check_point(theorem: Theorem, app: Application, params: Mapping[str, float],
     `companions` are other bounds on the same quantity evaluated at the same point where their own
     assumptions allow (the catalog lists them per application). `rigorous=False` skips the exact fallback of
     `judge` for points the float filter decides (for a search's predicate only: never report such a VIOLATED).
-    `recheck_s` caps the exact fallback's wall-clock time (default verify.rigorous.CERTIFY_DEADLINE_S).
+    `recheck_s` caps the exact fallback's wall-clock time (default verify.pipeline.rigorous.CERTIFY_DEADLINE_S).
     """
     with deadline(truth_deadline(), f"the {app.family} truth"):  # bound symbols' own truths (resolve) included
         resolved = resolve(theorem, app, params)
@@ -381,7 +381,7 @@ _Decided = tuple[Any, Truth, Verdict, "PointCertificate | None"]  # the bound (f
 def _decide(theorem: Theorem, app: Application, resolved: tuple[dict, dict, dict], bound_float: float | None,
             rigorous: bool = True, recheck_s: float | None = None) -> _Decided:
     """The bound, the (decisive) truth and the verdict at a resolved point. `bound_float`: the bound's float from
-    the grid's arrays (verify.bound_arrays), where they gave one: a point the float filter then decides without the
+    the grid's arrays (pipeline.bound_arrays), where they gave one: a point the float filter then decides without the
     rigorous fallback (`judge`'s own test, `_filter_decides`) keeps it; any other is evaluated in PRECISION_DPS
     digits and judged as before."""
     family_params, values, from_family = resolved
@@ -639,7 +639,7 @@ def check_application(theorem: Theorem, app: Application, companions: Sequence[T
     error, which makes the result verdict-less ("ERROR") instead of crashing the run.
 
     The grid is checked in two passes: every point resolved (`resolve`, one by one), then the bound's floats of all
-    resolved points at once as arrays (verify.bound_arrays), then each point decided (`_decide`: the float filter on
+    resolved points at once as arrays (pipeline.bound_arrays), then each point decided (`_decide`: the float filter on
     the array float where it decides, PRECISION_DPS digits and the rigorous fallback elsewhere), in grid order.
     """
     start = time.perf_counter()

@@ -377,7 +377,7 @@ def _cache_size(text: str) -> int:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    from verify import truth_cache
+    from verify.pipeline import truth_cache
 
     if args.action == "info":
         got = truth_cache.info(args.dir)

@@ -4,7 +4,7 @@
 raises `DeadlineExceeded` inside the block; on any other thread (a Dask worker's task, a thread of your own) a
 watchdog thread raises it there asynchronously (PyThreadState_SetAsyncExc). Either way it lands between Python
 bytecodes: pure-Python loops, mpmath, between NumPy calls; a long C call ends first (code that may stay in C, or
-catch the exception, runs in a process that is killed at the deadline: verify.isolation). Deadlines are per thread
+catch the exception, runs in a process that is killed at the deadline: pipeline.isolation). Deadlines are per thread
 and nest (the earliest wins); `check_deadline()` and `expired()` poll them (`due()`: when the earliest passes).
 `deferred_deadline(what)` marks C code that calls back into Python (acb.integral): nothing is raised inside it; the
 deadline is enforced when it ends.
@@ -12,7 +12,7 @@ deadline is enforced when it ends.
 `require_memory(nbytes, what)` refuses an allocation above the cap (default 1 GiB, env VERIFY_MEMORY_CAP in bytes)
 before it is made. `caps_env()`/`caps_from(env)` carry both caps to a worker whose environment lacks them (Dask).
 `cache_size(given)` is the size cap of the on-disk truth cache (`--cache-size`, else env VERIFY_CACHE_SIZE, else
-1 GiB; verify.truth_cache), parsed by `parse_size` ("2GB", "512MiB", "1e9").
+1 GiB; verify.pipeline.truth_cache), parsed by `parse_size` ("2GB", "512MiB", "1e9").
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ ISOLATION_MODES = ("worker", "fork", "off")
 
 
 def isolation_mode() -> str:
-    """How plugin truths run (env VERIFY_ISOLATION, verify.isolation): "worker", "fork" or "off". Here, beside the
+    """How plugin truths run (env VERIFY_ISOLATION, pipeline.isolation): "worker", "fork" or "off". Here, beside the
     caps, so that the CLI checks it at start-up without importing the isolation (and the families it runs)."""
     value = os.environ.get("VERIFY_ISOLATION", "worker")
     if value not in ISOLATION_MODES:

@@ -489,7 +489,7 @@ class Family:
         (`checked_truth`): a truth function that breaks its contract is a PluginError naming the family; an
         unexpected exception inside a user-registered family's truth (inside a built-in one it is a bug), a
         SystemExit included, is that point's PluginPointError, with the exception's type and text. A
-        KeyboardInterrupt is the user's Ctrl-C in-process; `in_worker` (verify.isolation's worker process, which
+        KeyboardInterrupt is the user's Ctrl-C in-process; `in_worker` (pipeline.isolation's worker process, which
         ignores SIGINT) makes it the code's own, a PluginPointError too. Which families are built in, the model
         learns from verify.families as it declares them (`declare_built_in`)."""
         try:

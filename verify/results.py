@@ -107,7 +107,7 @@ class CompanionValue:
 
 @dataclass(frozen=True)
 class PointCertificate:
-    """The rigorous re-check of a point (verify.rigorous): Arb enclosures of the truth and the bound, and the verdict
+    """The rigorous re-check of a point (pipeline.rigorous): Arb enclosures of the truth and the bound, and the verdict
     they prove. Every VIOLATED point carries one; `filter_verdict` is what the float filter said before."""
 
     verdict: Verdict

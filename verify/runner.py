@@ -25,10 +25,10 @@ from verify.checker import ApplicationResult, SearchSummary, aggregate, check_ap
 from verify.errors import ParameterError
 from verify.executors import check_executor, dask_executor, fork_executor
 from verify.families import family as get_family
-from verify.memo import shared_truths, truths_in
 from verify.model import Application, Theorem
+from verify.pipeline.memo import shared_truths, truths_in
+from verify.pipeline.truth_cache import check_cache_executor, disk_truths
 from verify.results import RESULTS_SCHEMA, Truth, Verdict
-from verify.truth_cache import check_cache_executor, disk_truths
 
 FALSIFY_EXAMPLES = 100  # falsifier points per application in `verify run` / `verify report` (0: grid only)
 FALSIFY_BUDGET_S = 120.0  # wall-clock cap per application; generous so that the point count decides (reproducible)
@@ -184,8 +184,8 @@ def run(selectors: Sequence[str] = (), progress: Callable[[Theorem, int, int], N
     `executor="dask"` sends them to a Dask LocalCluster of `workers` processes, or to the scheduler at `scheduler`
     (verify.executors), with the same result again.
     `progress(theorem, i, total)` is called before each entry (one worker) or as entries finish.
-    Each truth is computed once per process (verify.memo): entries on one family share a worker. `cache`: a folder
-    of truths kept across runs (verify.truth_cache; the local executor only), with the same result as without,
+    Each truth is computed once per process (pipeline.memo): entries on one family share a worker. `cache`: a folder
+    of truths kept across runs (verify.pipeline.truth_cache; the local executor only), with the same result as without,
     capped at `cache_size` bytes (None: env VERIFY_CACHE_SIZE, else 1 GiB).
     `keep_truths`: the result holds the truths computed (`RunResult.truths`; a report's sweeps start from them).
     """

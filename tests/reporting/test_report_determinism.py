@@ -58,7 +58,7 @@ def test_the_sweeps_start_from_the_runs_truths(tmp_path, monkeypatch):
     import dataclasses
     from collections import Counter
 
-    from verify import memo
+    from verify.pipeline import memo
     from verify.reporting import write_report
 
     computed: Counter = Counter()

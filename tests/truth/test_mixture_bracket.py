@@ -9,7 +9,7 @@ from flint import arb
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verify.rigorous import PRECISIONS
+from verify.pipeline.rigorous import PRECISIONS
 from verify.truth import mixture_arb
 from verify.truth.mixture_arb import bracket_renyi_mixture_gaussian, enclose_renyi_mixture_gaussian
 from verify.truth.mixture_quad import BRACKET_PREC

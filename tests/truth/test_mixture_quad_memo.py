@@ -8,7 +8,7 @@ import random
 import pytest
 from flint import arb, ctx
 
-from verify.memo import shared_truths
+from verify.pipeline.memo import shared_truths
 from verify.truth.mixture_arb import bracket_renyi_mixture_gaussian, enclose_renyi_mixture_gaussian
 from verify.truth.mixture_quad import BRACKET_PREC, renyi_mixture_to_gaussians
 from verify.truth.numbers import NotEnclosable

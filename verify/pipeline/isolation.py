@@ -1,7 +1,7 @@
 """Run untrusted code where a deadline can stop it: in a forked worker process, killed at the deadline (on Pebble).
 
 The truths of families that are not built in (plugins, families registered from Python) run this way (`truth`, which
-verify.memo calls): their code may sit in one long C call, or catch the DeadlineExceeded that an in-process deadline
+pipeline.memo calls): their code may sit in one long C call, or catch the DeadlineExceeded that an in-process deadline
 raises, and no in-process deadline stops either. Built-in truths run in-process: their code is verify's own, and a
 worker's round trip (~0.3-0.5 ms) would cost more than many of them; verify.limits' deadlines hold for them in every
 thread.

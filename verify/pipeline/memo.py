@@ -4,8 +4,8 @@ A truth is a deterministic function of (family, quantity, validated parameters):
 as a parameter. Inside `shared_truths()` each is computed once, however many catalog entries, companions,
 bindings and falsifier examples ask for it (many entries share a family and its grid points). Failures are not
 memoised: a point that raised is recomputed (and raises again) where it is asked for. A family that is not built in
-computes its truths in a worker process that the deadline stops (verify.isolation). With an on-disk cache in use
-(verify.truth_cache), a truth not in the memo is looked up there first, and what was computed is added to it.
+computes its truths in a worker process that the deadline stops (pipeline.isolation). With an on-disk cache in use
+(verify.pipeline.truth_cache), a truth not in the memo is looked up there first, and what was computed is added to it.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextvars import Token
 
-from verify import isolation, truth_cache
 from verify.limits import uninterrupted
 from verify.model import Family, Quantity
+from verify.pipeline import isolation, truth_cache
 from verify.results import Truth
 from verify.runmemo import MEMO as _MEMO
 from verify.runmemo import remembered as remembered  # it lives below the truth engines, which use it too

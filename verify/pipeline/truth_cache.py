@@ -1,7 +1,7 @@
 """An optional on-disk cache of ground truths, for users who run the same checks again (`--cache DIR`).
 
 A truth is a deterministic function of (family, quantity, validated parameters) for a given verify and its numerical
-dependencies (verify.memo). The cache keeps the float truths of built-in families under a *generation*: a hash of
+dependencies (pipeline.memo). The cache keeps the float truths of built-in families under a *generation*: a hash of
 verify's version and every source file of the package, the versions of Python, NumPy, SciPy, mpmath, python-flint and
 SymPy, the machine, the array backend and the truth caps (memory, deadline). The generation is part of every key, so
 an entry of another generation is never served: any change to any of them starts afresh, and the entries of other
@@ -280,7 +280,7 @@ def _open(folder: Path, option: str, **settings: object) -> diskcache.Cache:
 def disk_truths(folder: Path | str | None, backend: str, size: int | None = None) -> Iterator[TruthCache | None]:
     """Use the cache in `folder` (None: none) for the block, capped at `size` bytes (None: env VERIFY_CACHE_SIZE,
     else 1 GiB): truths are read from it and what is computed is added (by this process and by the processes it
-    forks, at the end of each memo block, verify.memo)."""
+    forks, at the end of each memo block, verify.pipeline.memo)."""
     global _ACTIVE
     if folder is None:
         yield None

@@ -32,8 +32,9 @@ from typing import NamedTuple
 from verify.backend import backend_name
 from verify.errors import ParameterError
 from verify.executors import fork_executor
-from verify.memo import shared_truths
 from verify.model import Theorem
+from verify.pipeline.memo import shared_truths
+from verify.pipeline.truth_cache import check_cache_executor, disk_truths
 from verify.reporting.columns import dump_results
 from verify.reporting.html import STATIC_DIR, copy_static, render_html, single_file
 from verify.reporting.markdown import render_markdown
@@ -50,7 +51,6 @@ from verify.runner import (
     run,
     use_backend,
 )
-from verify.truth_cache import check_cache_executor, disk_truths
 
 Progress = Callable[[str, str, int, int], None]  # (phase, label, done, total)
 DEFAULT_ROOT = Path("reports")
@@ -650,7 +650,7 @@ def build_report(selectors: Sequence[str] = (), out: Path | str | None = None, *
     with `out` it goes there and `latest` is left alone. `workers` (default: up to 4, one per CPU) forked
     processes check the entries and draw the figures; `executor="dask"` checks them on a Dask cluster instead
     (verify.executors), the figures are still drawn here. `cache`: a folder of truths kept across runs, used by the
-    checks and the figures (verify.truth_cache), capped at `cache_size` bytes (None: env VERIFY_CACHE_SIZE, else
+    checks and the figures (pipeline.truth_cache), capped at `cache_size` bytes (None: env VERIFY_CACHE_SIZE, else
     1 GiB).
     """
     root = Path(root)

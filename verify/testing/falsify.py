@@ -34,9 +34,7 @@ from verify.errors import (
     UndefinedBoundError,
 )
 from verify.families import family as get_family
-from verify.isolation import session
 from verify.limits import deadline
-from verify.memo import shared_truths
 from verify.model import (
     Application,
     Assumption,
@@ -49,8 +47,10 @@ from verify.model import (
     check_declared_domain,
 )
 from verify.parsing import ALLOWED_CONSTANTS, ALLOWED_FUNCTIONS, parse_expression
+from verify.pipeline.isolation import session
+from verify.pipeline.memo import shared_truths
+from verify.pipeline.rigorous import CERTIFY_DEADLINE_S
 from verify.results import PointResult, Verdict, params_text
-from verify.rigorous import CERTIFY_DEADLINE_S
 from verify.testing.routes import simpler_points
 from verify.testing.strategies import free_parameters, no_local_constants, search_plans, strategy_of
 
@@ -266,7 +266,7 @@ def search_outcome(theorem: Theorem, app: Application, *, max_examples: int = 20
     `max_examples` bounds the points tried (reproducible for a seed); `budget_s` caps the whole search in wall-clock
     seconds, shrinking and the final rounding included (each point gets what is left as its deadline; once it is
     spent the search stops and reports the last certified counterexample, if any). The search's predicate is the
-    float filter; a point it calls VIOLATED counts only once the rigorous re-check (verify.rigorous) proved it: a
+    float filter; a point it calls VIOLATED counts only once the rigorous re-check (pipeline.rigorous) proved it: a
     re-check that is undecided, capped or fails is an *uncertified* point, and the reasons are kept.
     `progress(label, tried, max_examples)` is called as each point is tried (verify.progress draws it). `shrink=False`
     keeps the first certified counterexample instead of shrinking it (hypothesis's shrinker re-draws points, costly

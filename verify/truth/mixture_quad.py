@@ -282,7 +282,7 @@ def _rules(lo: float, hi: float, panels: int) -> list[tuple[np.ndarray, np.ndarr
             for nodes, weights in (_GL[order] for order in (_ORDER, _ORDER // 2))]
 
 
-BRACKET_PREC = 64  # the rigorous re-check's first precision (verify.rigorous.PRECISIONS[0]): see `encloser` below
+BRACKET_PREC = 64  # the rigorous re-check's first precision (pipeline.rigorous.PRECISIONS[0]): see `encloser` below
 _TARGET_BLOCK = 128  # Gaussians integrated together (rows of the node arrays)
 
 
