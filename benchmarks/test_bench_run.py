@@ -1,7 +1,10 @@
 """The whole catalog as a user runs it (`verify run`, `verify report`): wall time, the peak memory of the whole
 process tree, and the size of what it writes. Targets (issue 22, 2-core machine): `verify report` (README's main
 command, figures included) <= 60 s, `verify run --falsify 0` <= 20 s; peak memory < 2 GB, results.json < 5 MB,
-report folder < 10 MB. `verify report --cache DIR` is also measured cold then warm, on the current tree only.
+report folder < 10 MB. With a reference tree (issue 49): `verify run --falsify 0` at most 0.35x the reference's time,
+`verify run` and `verify report` at most 0.5x, the report's peak memory below 1.5 GB; the reference runs first, and
+the ratio is printed and recorded (`extra_info["ratio"]`). `verify report --cache DIR` is also measured cold then
+warm, on the current tree only.
 
 Side by side with a reference: set VERIFY_BENCH_REFERENCE to the source tree of an earlier verify (e.g.
 `git worktree add /tmp/ref <commit>`) and each command also runs from that tree (PYTHONPATH, same interpreter and
@@ -21,11 +24,26 @@ from ._process import measure
 
 VERIFY = [sys.executable, "-m", "verify.cli"]
 _REFERENCE = os.environ.get("VERIFY_BENCH_REFERENCE")
-TREES = ["current", *(["reference"] if _REFERENCE else [])]
+TREES = [*(["reference"] if _REFERENCE else []), "current"]  # the reference first: the current tree's ratio to it
+_SECONDS: dict[str, float] = {}  # the reference's time per command, in this session
+RATIOS = {"default falsifier": 0.5, "grid only": 0.35, "report": 0.5}  # issue 49: current / reference at most
 
 
 def _env(tree: str) -> dict[str, str] | None:
     return {"PYTHONPATH": str(Path(_REFERENCE).resolve())} if tree == "reference" else None
+
+
+def _ratio(label: str, tree: str, seconds: float, benchmark) -> float | None:
+    """The current tree's time over the reference's for `label` (None without a reference in this session)."""
+    if tree == "reference":
+        _SECONDS[label] = seconds
+        return None
+    if label not in _SECONDS:
+        return None
+    ratio = seconds / _SECONDS[label]
+    benchmark.extra_info["ratio"] = ratio
+    print(f"{label}: current / reference = {ratio:.2f} (target <= {RATIOS[label]})")
+    return ratio
 
 
 def _folder_mb(path: Path) -> float:
@@ -45,8 +63,10 @@ def test_whole_catalog_run(benchmark, tmp_path, tree, label, falsify, seconds):
                                  "peak_process_mb": m.peak_process_mb, "results_json_mb": size})
     print(f"\n{tree}, {label}: {m.seconds:.1f} s, peak {m.peak_total_mb:.0f} MB (one process at most "
           f"{m.peak_process_mb:.0f} MB), results.json {size:.2f} MB")
+    ratio = _ratio(label, tree, m.seconds, benchmark)
     if tree == "current":
         assert m.seconds < seconds and m.peak_total_mb < 2048 and size < 5
+        assert ratio is None or ratio <= RATIOS[label]
 
 
 @pytest.mark.parametrize("tree", TREES)
@@ -60,8 +80,10 @@ def test_whole_catalog_report(benchmark, tmp_path, tree):
     benchmark.extra_info.update({"tree": tree, "seconds": m.seconds, "peak_total_mb": m.peak_total_mb,
                                  "folder_mb": size})
     print(f"\n{tree}, report: {m.seconds:.1f} s, peak {m.peak_total_mb:.0f} MB, folder {size:.2f} MB")
+    ratio = _ratio("report", tree, m.seconds, benchmark)
     if tree == "current":
-        assert m.seconds <= 60 and size < 10
+        assert m.peak_total_mb < 1536 and size < 10
+        assert m.seconds <= 60 and (ratio is None or ratio <= RATIOS["report"])
 
 
 def test_whole_catalog_report_with_a_truth_cache(benchmark, tmp_path):
