@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import fcntl
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -23,12 +25,24 @@ def needs_report_extra() -> None:
 
 @pytest.fixture(scope="session")
 def small_report(tmp_path_factory) -> Path:
-    """A report of SMALL written by `verify report --out DIR` (serial plotting)."""
+    """A report of SMALL written by `verify report --out DIR` (serial plotting). Every test only reads it, so under
+    pytest-xdist the first worker to need it writes it and the others read it (as tests/conftest.py's catalog_run:
+    a folder in the session's shared temporary folder, behind a lock; ~20 s of CPU a worker before)."""
     needs_report_extra()
     from verify.cli import main
 
-    out = tmp_path_factory.mktemp("small") / "report"
-    assert main(["report", "--only", *SMALL, "--out", str(out), "--quiet"]) == 0
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        out = tmp_path_factory.mktemp("small") / "report"
+        assert main(["report", "--only", *SMALL, "--out", str(out), "--quiet"]) == 0
+        return out
+    shared = tmp_path_factory.getbasetemp().parent
+    out, written = shared / "small_report" / "report", shared / "small_report.written"
+    with open(shared / "small_report.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not written.exists():
+            out.parent.mkdir(exist_ok=True)
+            assert main(["report", "--only", *SMALL, "--out", str(out), "--quiet"]) == 0
+            written.touch()
     return out
 
 
