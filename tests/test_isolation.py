@@ -309,3 +309,44 @@ def test_the_point_the_search_budget_interrupts_is_not_a_capped_point(plugin, mo
                  "--max-examples", "1", "--min-checked", "1", "--budget", "1"])
     err = capsys.readouterr().err
     assert code == 3 and "over a time/memory cap" not in err and "stopped by the time budget" in err
+
+
+def _env_family(name: str):
+    import sympy as sp
+
+    from verify.model import Family, Parameter
+    from verify.results import Truth
+    x = sp.Symbol("x", nonnegative=True)
+
+    def reads_env(x):
+        seen = float(os.environ.get("H49_V", "0")) + float(os.environ.get("VERIFY_TRUTH_DEADLINE", "0")) / 1000
+        if x == 50:
+            os.environ["H49_V"] = "999"  # the worker's own environment, changed by the plugin's code
+        while x > 100:  # stuck: stopped by ending its process
+            pass
+        return Truth.exact(seen, "what the environment says")
+    return Family(name=name, description="toy", parameters=(Parameter(x, x < 1e6, "x"),), facts=frozenset(),
+                  truths={Quantity.RENYI: reads_env}, method="toy")
+
+
+def test_a_worker_sees_the_environment_of_each_request_though_it_is_sent_only_when_it_changed(monkeypatch):
+    # the environment goes to a worker only when it changed since the last request; a replaced process (after a stop)
+    # or one whose code changed its own environment must still see this process's (and this thread's caps)
+    from verify.limits import caps_from
+    fam = _env_family("toy_reads_env")
+    monkeypatch.delenv("VERIFY_TRUTH_DEADLINE", raising=False)
+    monkeypatch.setenv("VERIFY_ISOLATION", "worker")
+
+    def seen(x: float = 1.0) -> float:
+        return isolation.truth(fam, Quantity.RENYI, {"x": x}).value
+    with caps_from({"VERIFY_TRUTH_DEADLINE": "7"}), isolation.session():
+        monkeypatch.setenv("H49_V", "1")
+        assert seen() == seen(2.0) == 1.007
+        monkeypatch.setenv("H49_V", "2")
+        assert seen() == 2.007
+        assert seen(50.0) == 2.007 and seen() == 2.007  # the worker's change does not outlive its request
+        with pytest.raises(DeadlineExceeded), deadline(0.5, "the stuck point"):
+            seen(200.0)
+        assert seen() == 2.007  # a fresh process (forked without the thread's caps) is sent the environment again
+        monkeypatch.delenv("H49_V")
+        assert seen() == 0.007

@@ -154,7 +154,7 @@ def test_a_reply_to_an_abandoned_request_is_passed_over(data):
         worker = isolation._worker_for(POINT)
         abandoned = data.draw(st.integers(1, len(xs) - 1))
         for x_ in xs[:abandoned]:  # sent, never read
-            worker.pool.submit(isolation._serve, 30, _request(x_), isolation._env())
+            worker.pool.submit(isolation._serve, 30, _request(x_), worker.env_generation, isolation._env())
         for x_ in xs[abandoned:]:
             found, _ = worker.ask(_request(x_), 30, "toy")
             assert found.value == expected(float(x_))
@@ -191,7 +191,7 @@ def test_an_abandoned_request_stops_its_process_and_the_next_answer_is_its_own()
         first = int(truth_of(PID, Quantity.RENYI, {"x": 0.5}).value)
         worker = isolation._worker_for(PID)
         future = worker.pool.submit(isolation._serve, None, ("truth", ("toy_pid", Quantity.RENYI, (("x", 5.0),))),
-                                    isolation._env())
+                                    worker.env_generation, isolation._env())
         while not future.running():
             time.sleep(0.01)
         future.cancel()

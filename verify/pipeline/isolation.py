@@ -17,11 +17,13 @@ is stopped when the session ends, so a later session computes what the caller's 
 module's globals changed, a pytest `monkeypatch`, a family registered again). Outside any session (and with env
 VERIFY_ISOLATION=fork) each truth runs in a freshly forked process. A pool is replaced after a memory error, an
 exception while it was asked (Ctrl-C), a change of the memory cap, or when a family it does not have (by identity)
-is asked for; Pebble replaces a process it stopped or that died. The worker sees this process's environment (sent
-with each request). Its address space is capped (RLIMIT_AS) at its size when forked plus the memory cap (env
+is asked for; Pebble replaces a process it stopped or that died. The worker sees this process's environment: it is
+sent with a request when it changed since the one before (or when the worker's own differs: a replaced process, or
+code that changed it there, asks for it again). Its address space is capped (RLIMIT_AS) at its size when forked plus the memory cap (env
 VERIFY_MEMORY_CAP) plus HEADROOM: an allocation past it is a MemoryLimitExceeded. Whatever a family's code raises in
 a worker, SystemExit and KeyboardInterrupt included (SIGINT is ignored there, so it is the code's own), comes back as
 that point's error, never as an exit of verify's.
+A reply is pickled in the worker (an answer that does not pickle is that point's error), and comes back as bytes.
 A truth comes back pickled, which drops its `enclose` closure (verify.results.Truth), so an isolated truth gets an
 `enclose` that runs in the worker too and sends the Enclosure's ends back exactly (Arb balls as integer
 mantissa-exponent pairs). Exceptions come back as they were raised (class, args and attributes).
@@ -96,11 +98,14 @@ def trusted(family: Family) -> bool:
 def truth(family: Family, quantity: Quantity, params: Mapping[str, float]) -> Truth:
     """`family`'s truth at validated `params`: in-process for a built-in family, else in a worker process stopped at
     the innermost deadline (or at the point's deadline, env VERIFY_TRUTH_DEADLINE, outside any)."""
-    if trusted(family) or mode() == "off":
+    if trusted(family):
+        return family.truth_validated(quantity, params)
+    how = mode()
+    if how == "off":
         return family.truth_validated(quantity, params)
     key = (family.name, quantity, tuple(sorted(params.items())))
     what = f"the {family.name} truth"
-    if mode() == "fork" or not _in_session():
+    if how == "fork" or not _in_session():
         found, enclosable = call_capped(_truth_job, family, key, seconds=_budget(what), what=what)
     else:
         found, enclosable = _worker_for(family).ask(("truth", key), _budget(what), what)
@@ -300,7 +305,7 @@ def _start_worker(families: Mapping[str, Family], cap: int) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # Pebble's stop (SIGTERM) ends it at once, inside C code too
     _prepare(cap)
     _served.clear()
-    _served.update(families=families, cache=collections.OrderedDict())
+    _served.update(families=families, cache=collections.OrderedDict(), env=None)
 
 
 def _prepare(cap: int) -> None:
@@ -308,9 +313,25 @@ def _prepare(cap: int) -> None:
     _limit_memory(cap)
 
 
-def _serve(request: tuple, env: Mapping[str, str]) -> tuple[str, Any]:
-    """One request, in a worker: ("ok", value), ("memory", text) or ("error", exception payload); never raises."""
+def _environ_now() -> dict:
+    """This process's environment as it is stored (a copy made in C: cheap enough to compare on every request)."""
+    data = getattr(os.environ, "_data", None)
+    return dict(data) if isinstance(data, dict) else dict(os.environ)
+
+
+def _serve(request: tuple, generation: int, env: Mapping[str, str] | None) -> bytes:
+    """One request, in a worker: ("ok", value), ("memory", text), ("error", exception payload) or ("need-env", None),
+    pickled; never raises. `env` is the parent's environment, number `generation`, or None where the parent sent it
+    before: if this process has not that one (a replaced process, or code that changed its environment since), it asks
+    for it ("need-env") instead of running the request."""
+    if env is None:
+        have = _served.get("env")
+        if have is None or have[0] != generation or have[1] != _environ_now():
+            return pickle.dumps(("need-env", None))
+
     def run() -> Any:
+        if env is not None:
+            _served["env"] = (generation, _environ_now())
         fams, cache = _served["families"], _served["cache"]
         if request[0] == "truth":
             return _truth_job(fams[request[1][0]], request[1], cache)
@@ -318,27 +339,28 @@ def _serve(request: tuple, env: Mapping[str, str]) -> tuple[str, Any]:
     return _answer(run, request, env)
 
 
-def _capped_job(fn: Callable[..., Any], args: tuple, cap: int) -> tuple[str, Any]:
+def _capped_job(fn: Callable[..., Any], args: tuple, cap: int) -> bytes:
     """call_capped's process: its one job."""
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     _prepare(cap)
     return _answer(lambda: fn(*args), ("job",), None)
 
 
-def _answer(run: Callable[[], Any], request: tuple, env: Mapping[str, str] | None) -> tuple[str, Any]:
+def _answer(run: Callable[[], Any], request: tuple, env: Mapping[str, str] | None) -> bytes:
+    """`run()`'s outcome, pickled here (once: Pebble sends the bytes), so that an answer that does not pickle is an
+    error of the request's, whatever the pickling raises."""
     try:
         _apply_env(env)
         reply: tuple[str, Any] = ("ok", run())
     except BaseException as err:  # noqa: BLE001 - the parent re-raises it
         memory = _memory_error(err)
         if memory is not None:  # the process may be in a bad state: the parent ends it
-            return "memory", str(memory)
+            return pickle.dumps(("memory", str(memory)))
         reply = ("error", _exception_payload(_as_error(err, request)))
     try:
-        pickle.dumps(reply)
+        return pickle.dumps(reply)
     except Exception as err:  # noqa: BLE001 - an answer that cannot travel is an error there
-        reply = ("error", ("text", type(err).__qualname__, f"its result cannot be sent back ({err})", True))
-    return reply
+        return pickle.dumps(("error", ("text", type(err).__qualname__, f"its result cannot be sent back ({err})", True)))
 
 
 # --- the parent's side ---
@@ -352,7 +374,7 @@ def _reply(future: Any, seconds: float, what: str, cap: int) -> Any:
     try:
         while True:
             try:
-                kind, value = future.result(timeout=_POLL_S)
+                data = future.result(timeout=_POLL_S)
                 break
             except FutureTimeout:
                 if future.done():  # Pebble's timeout
@@ -373,6 +395,12 @@ def _reply(future: Any, seconds: float, what: str, cap: int) -> Any:
     except BaseException:
         future.cancel()  # Pebble stops the process running it
         raise
+    try:
+        kind, value = pickle.loads(data)
+    except Exception as err:  # noqa: BLE001 - pickled there, but not something this process can rebuild
+        raise VerifyError(f"{what}: its result cannot be received here ({type(err).__qualname__}: {err})") from None
+    if kind == "need-env":
+        return _NEED_ENV
     if kind == "ok":
         return value
     if kind == "memory":
@@ -380,6 +408,9 @@ def _reply(future: Any, seconds: float, what: str, cap: int) -> Any:
                                   f"(env VERIFY_MEMORY_CAP) in its process ({value or 'MemoryError'})")
     _raise_payload(value, what)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+_NEED_ENV = object()  # a worker's reply: send the environment (see _serve)
 
 
 def _env() -> dict[str, str]:
@@ -390,6 +421,11 @@ def _env() -> dict[str, str]:
         else:
             env[name] = value
     return env
+
+
+def _env_state() -> tuple:
+    """What decides the environment a worker must see, cheap to compare: this process's, and this thread's caps."""
+    return _environ_now(), tuple(caps_env().items())
 
 
 def _may_have_children() -> None:
@@ -407,6 +443,8 @@ class _Worker:
     def __init__(self, families: Mapping[str, Family]):
         self.families = dict(families)
         self.cap = memory_cap()
+        self.env_state: tuple | None = None  # the environment last sent (as _env_state gives it), and its number
+        self.env_generation = 0
         _may_have_children()
         self.pool = pebble.ProcessPool(max_workers=1, context=_FORK, initializer=_start_worker,
                                        initargs=(self.families, self.cap))
@@ -420,11 +458,17 @@ class _Worker:
         an Exception (Ctrl-C) ends this pool: a later request gets a new one."""
         with deferred_deadline(what):
             try:
-                try:
-                    future = self.pool.submit(_serve, seconds, request, _env())
-                except RuntimeError as err:  # "the Pool is not active": its threads ended
-                    raise WorkerDied(f"{what}: its worker pool is gone ({err})") from None
-                return _reply(future, seconds, what, self.cap)
+                state = _env_state()
+                if state != self.env_state:
+                    self.env_state, self.env_generation = state, self.env_generation + 1
+                    reply = self._send(request, _env(), seconds, what)
+                else:
+                    reply = self._send(request, None, seconds, what)
+                    if reply is _NEED_ENV:  # a fresh process, or one whose environment its code changed
+                        reply = self._send(request, _env(), _budget(what), what)
+                if reply is _NEED_ENV:  # pragma: no cover - it was sent
+                    raise WorkerDied(f"{what}: its worker did not take the environment sent")
+                return reply
             except (MemoryLimitExceeded, WorkerDied):
                 self.stop(wait=False)
                 raise
@@ -433,6 +477,13 @@ class _Worker:
             except BaseException:
                 self.stop(wait=False)
                 raise
+
+    def _send(self, request: tuple, env: Mapping[str, str] | None, seconds: float, what: str) -> Any:
+        try:
+            future = self.pool.submit(_serve, seconds, request, self.env_generation, env)
+        except RuntimeError as err:  # "the Pool is not active": its threads ended
+            raise WorkerDied(f"{what}: its worker pool is gone ({err})") from None
+        return _reply(future, seconds, what, self.cap)
 
     def stop(self, wait: bool = True) -> None:
         """Stop the pool and its process (`wait=False`: joined in the background, as Pebble's join polls its
