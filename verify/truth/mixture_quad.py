@@ -233,23 +233,32 @@ def _renyi_quad(p_mix: tuple, q_mix: tuple, alpha: float, exact_weights, both: b
     identical = not rounded and _same_components((wp, mp, sp_), (wq, mq, sq))
 
     def by_panels(panels: float) -> list[tuple[Truth, bool]]:
+        # the whole rule's size is capped (it bounds the work too), though a rule of more than _BLOCK_PANELS panels
+        # is evaluated block by block (`_block_sums`), within a block's memory
         require_memory(8.0 * panels * _ORDER * (len(wp) + len(wq) + 8), "the mixture quadrature")
-        rules = []
-        for x, log_w in _rules(lo, hi, panels):
-            log_p, log_q = _log_pdf(x, wp, mp, sp_), _log_pdf(x, wq, mq, sq)
-            slack = _weight_slack(x, wp, mp, sp_, log_p, rounded) + _weight_slack(x, wq, mq, sq, log_q, rounded)
-            rules.append((log_p, log_q, log_w, slack))
+        live = [(reverse, infinite) for reverse, infinite in zip(orders, diverges, strict=True) if not infinite]
+        edges = np.linspace(lo, hi, panels + 1)
+        sums: dict[bool, list[list[tuple[float, float]]]] = {reverse: [[], [], []] for reverse, _ in live}
+        for start in range(0, panels, _BLOCK_PANELS):
+            rules = []
+            for x, log_w in _rules(edges[start:start + _BLOCK_PANELS + 1]):
+                log_p, log_q = _log_pdf(x, wp, mp, sp_), _log_pdf(x, wq, mq, sq)
+                slack = _weight_slack(x, wp, mp, sp_, log_p, rounded) + _weight_slack(x, wq, mq, sq, log_q, rounded)
+                rules.append((log_p, log_q, log_w, slack))
+            for reverse, _ in live:
+                (fine_v, size_v), (coarse_v, _) = (
+                    _rule_terms(*((log_q, log_p) if reverse else (log_p, log_q)), log_w, alpha, slack, full)
+                    for full, (log_p, log_q, log_w, slack) in zip((True, False), rules, strict=True))
+                for parts, v in zip(sums[reverse], (fine_v, coarse_v, size_v), strict=True):
+                    parts.append(_lse_parts(v))
         out = []
         for reverse, infinite in zip(orders, diverges, strict=True):
             if infinite:
                 out.append((_infinite(encloser(reverse)), True))
                 continue
-            logs = []
-            for full, (log_p, log_q, log_w, slack) in zip((True, False), rules, strict=True):
-                log_p, log_q = (log_q, log_p) if reverse else (log_p, log_q)
-                logs.append(_rule_terms(log_p, log_q, log_w, alpha, slack, full))
+            fine, coarse, size = (_lse_of(parts) for parts in sums[reverse])
             first, second = (lost_q, lost_p) if reverse else (lost_p, lost_q)
-            truth, settled = _truth(logs, alpha, lo, hi, panels, encloser(reverse), identical)
+            truth, settled = _truth(fine, coarse, size, alpha, lo, hi, panels, encloser(reverse), identical)
             out.append((_open_ended(truth, first, second), settled))
         return out
 
@@ -274,9 +283,13 @@ def _panels(lo: float, hi: float, width: float) -> float:
     return max(64, math.ceil(count)) if math.isfinite(count) else math.inf
 
 
-def _rules(lo: float, hi: float, panels: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(nodes, log weights) of the composite Gauss-Legendre rule of _ORDER and of _ORDER // 2 nodes per panel."""
-    edges = np.linspace(lo, hi, panels + 1)
+_BLOCK_PANELS = 1 << 15  # panels of a rule evaluated together (786,432 nodes: arrays of 6 MiB); a rule of more is
+# evaluated block by block, so that a far point's quadrature (5e6 panels at a search's draws) keeps within ~100 MiB
+
+
+def _rules(edges: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(nodes, log weights) of the composite Gauss-Legendre rule of _ORDER and of _ORDER // 2 nodes per panel, on the
+    panels between consecutive `edges`."""
     half, mid = np.diff(edges)[:, None] / 2, (edges[:-1] + edges[1:])[:, None] / 2
     return [((mid + half * nodes).ravel(), np.log((half * weights).ravel()))
             for nodes, weights in (_GL[order] for order in (_ORDER, _ORDER // 2))]
@@ -331,7 +344,7 @@ def renyi_mixture_to_gaussians(weights: Sequence[float], means: Sequence[float],
         """The truths of the targets `chosen` (indices into t) on `panels` panels, each with `_truth`'s settled."""
         require_memory(8.0 * panels * _ORDER * (len(wp) + 8 * _TARGET_BLOCK), "the mixture-to-Gaussians quadrature")
         rules = []
-        for x, log_w in _rules(lo, hi, panels):
+        for x, log_w in _rules(np.linspace(lo, hi, panels + 1)):
             log_p = _log_pdf(x, wp, mp, sds)
             rules.append((x, log_p, log_w, _weight_slack(x, wp, mp, sds, log_p, rounded)))
         out = []
@@ -343,8 +356,9 @@ def renyi_mixture_to_gaussians(weights: Sequence[float], means: Sequence[float],
                 per_rule.append(_rule_terms(log_p[None, :], log_q, log_w, alpha, slack, full))
             for j, target in enumerate(block):
                 same = not rounded and _same_components((wp, mp, sds), (np.ones(1), np.array([target]), sds[:1]))
-                truth, settled = _truth([(f[j], None if z is None else z[j]) for f, z in per_rule], alpha, lo, hi,
-                                        panels, encloser(target), same)
+                (fine_v, size_v), (coarse_v, _) = per_rule
+                truth, settled = _truth(_lse(fine_v[j]), _lse(coarse_v[j]), _lse(size_v[j]), alpha, lo, hi, panels,
+                                        encloser(target), same)
                 out.append((_open_ended(truth, lost, False), settled))
         return out
 
@@ -373,19 +387,34 @@ def _infinite(enclose) -> Truth:
 
 def _lse(v: np.ndarray) -> float:
     """log sum exp(v) (-inf for an empty or all -inf v)."""
+    return _lse_of([_lse_parts(v)])
+
+
+def _lse_parts(v: np.ndarray) -> tuple[float, float]:
+    """(top, sum exp(v - top)) of a block of terms: (-inf, 0) where it has none above -inf."""
     top = float(np.max(v)) if v.size else -math.inf
     if top == -math.inf:
+        return -math.inf, 0.0
+    return top, float(np.sum(np.exp(v - top)))
+
+
+def _lse_of(parts: list[tuple[float, float]]) -> float:
+    """log sum exp over the blocks whose (top, sum) are `parts`: one block is top + log(sum), as before blocks; more
+    are rescaled to the largest top and added exactly (math.fsum), so each adds one rounding (the rescaling) to the
+    pairwise sums' within the blocks: far within the 64 eps `_truth` allows."""
+    top = max(t for t, _ in parts)
+    if top == -math.inf:
         return -math.inf
-    return top + math.log(float(np.sum(np.exp(v - top))))
+    if len(parts) == 1:
+        return top + math.log(parts[0][1])
+    return top + math.log(math.fsum(total * math.exp(t - top) for t, total in parts if t > -math.inf))
 
 
-def _truth(logs: list, alpha: float, lo: float, hi: float, panels: int, enclose,
+def _truth(fine: float, coarse: float, size: float, alpha: float, lo: float, hi: float, panels: int, enclose,
            identical: bool) -> tuple[Truth, bool]:
-    """The Truth from the (log terms, log rounding scales) of the rule and of its half-order rule, and whether it is
-    settled: the half-order gap's share of the error bound (x _SAFETY) is within the rounding bound's. `identical`:
-    P and Q are the same law (the same exact components), so R_alpha = 0."""
-    (fine_v, size_v), (coarse_v, _) = logs
-    fine, coarse, size = _lse(fine_v), _lse(coarse_v), _lse(size_v)  # logs of J, J (half order), rounding scale
+    """The Truth from the logs of J by the rule (`fine`) and by its half-order rule (`coarse`) and of the rule's
+    rounding scale (`size`), and whether it is settled: the half-order gap's share of the error bound (x _SAFETY) is
+    within the rounding bound's. `identical`: P and Q are the same law (the same exact components), so R_alpha = 0."""
     if fine == coarse == -math.inf:  # P = Q at every node in floats: the integrand f(log P/Q) vanishes there
         if identical:
             return Truth(0.0, 0.0, 0.0, Method.SERIES, "P = Q (the same components)", enclose=enclose), False
