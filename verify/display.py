@@ -14,12 +14,20 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 
+def number_text(v: float) -> str:
+    """A parameter's value as a reader types it: an integer without ".0" (`K=5`, not 5.0; an int of any size in
+    full), any other float in the shortest digits that read back as the same float (repr), so a printed point typed
+    back (`verify check -p`) is the same point."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return str(v)
+    v = float(v)
+    return str(int(v)) if v.is_integer() and abs(v) < 2.0**53 else repr(v)
+
+
 def params_text(params: Mapping[str, float]) -> str:
-    """Parameters as a reader types them: "K=1, eta=0.05, m=251" (integral values without ".0", 10 digits)."""
-    def shown(v: float) -> str:
-        v = float(v)
-        return str(int(v)) if v.is_integer() and abs(v) < 1e15 else f"{v:.10g}"
-    return ", ".join(f"{k}={shown(v)}" for k, v in params.items())
+    """Parameters as a reader types them: "K=1, eta=0.05, m=251" (`number_text` each)."""
+    return ", ".join(f"{k}={number_text(v)}" for k, v in params.items())
+
 
 SYMBOL_LATEX = {
     "lam": r"\lambda",
