@@ -8,12 +8,15 @@ import gc
 import json
 import math
 import os
+import shutil
 import signal
 import sys
+import textwrap
 import traceback
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TextIO
 
 from verify import exitcodes
 from verify._version import __version__
@@ -158,17 +161,44 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
 
 
+VERDICT_COLOURS = {"HOLDS": "32", "VIOLATED": "31", "INCONCLUSIVE": "33"}  # ANSI green, red, yellow
+
+
+def colour_enabled(stream: TextIO) -> bool:
+    """Whether verdicts are coloured on `stream`: never with NO_COLOR set and not empty (https://no-color.org),
+    always with FORCE_COLOR set and neither empty nor 0, else where the stream is a terminal."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR", "0") not in ("", "0"):
+        return True
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a closed or unusual stream
+        return False
+
+
+def _coloured(text: str, stream: TextIO | None = None) -> str:
+    """`text` in its verdict's colour (the first word decides: "HOLDS (vacuous)" is green) where `stream` (stdout)
+    takes colour; as it is otherwise."""
+    code = VERDICT_COLOURS.get(text.split(" ", 1)[0])
+    if code is None or not colour_enabled(sys.stdout if stream is None else stream):
+        return text
+    return f"\033[{code}m{text}\033[0m"
+
+
 def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.4g}"
+
+
+def _width() -> int:
+    """The columns a line may take: the terminal's width less one ($COLUMNS, else 100 when not a terminal)."""
+    return max(40, shutil.get_terminal_size((100, 24)).columns - 1)
 
 
 def _wrapped(text: str) -> str:
     """`text` with each line wrapped to the terminal's width (100 columns when not a terminal), continuation lines
     indented under the line's own indentation; words longer than a line (an id, a formula) are not broken."""
-    import shutil
-    import textwrap
-
-    width = max(40, shutil.get_terminal_size((100, 24)).columns - 1)
+    width = _width()
     out = []
     for line in text.split("\n"):
         indent = " " * (len(line) - len(line.lstrip(" ")))
@@ -218,11 +248,17 @@ def cmd_certify(args: argparse.Namespace) -> int:
     )
     from verify.parsing import parse_expression
 
+    if args.list and args.json:
+        _print_json([{"id": c.id, "description": c.description, "lhs": sp.sstr(c.lhs), "relation": c.relation,
+                      "rhs": sp.sstr(c.rhs), "box": {k: list(v) for k, v in c.box.items()},
+                      "assumptions": None if c.assumptions is None else sp.sstr(c.assumptions),
+                      "expected": c.expected, "parts": list(c.parts)} for c in CLAIMS.values()])
+        return 0
     if args.list:
         for c in CLAIMS.values():
-            print(f"{c.id}  (expected {c.expected})\n  {c.description}\n  {sp.sstr(c.lhs)} {c.relation} "
-                  f"{sp.sstr(c.rhs)}" + (f"\n  assuming {sp.sstr(c.assumptions)}" if c.assumptions is not None
-                                         else "") + "\n")
+            print(_wrapped(f"{c.id}  (expected {c.expected})\n  {c.description}\n  {sp.sstr(c.lhs)} {c.relation} "
+                           f"{sp.sstr(c.rhs)}" + (f"\n  assuming {sp.sstr(c.assumptions)}"
+                                                  if c.assumptions is not None else "") + "\n"))
         return 0
     for option, value in (("--budget", args.budget), ("--min-width", args.min_width)):
         if not (math.isfinite(value) and value > 0):  # nan and inf included: a budget is a finite time
@@ -254,7 +290,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
 
         print(json.dumps(json_safe(cert.to_dict()), indent=2, allow_nan=False))
     else:
-        print(cert.summary())
+        print(_wrapped(cert.summary()))
     return {CERTIFIED: exitcodes.OK, COUNTEREXAMPLE: exitcodes.UNEXPECTED, INCONCLUSIVE: exitcodes.INCONCLUSIVE}[
         cert.status]
 
@@ -264,31 +300,36 @@ _VERDICT_EXIT = {Verdict.HOLDS: exitcodes.OK, Verdict.VIOLATED: exitcodes.UNEXPE
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from verify.api import check
+    from verify.api import check, first_grid_point
 
-    result = check(args.id, family=args.family, recheck_s=args.recheck, **dict(args.param))
+    given = dict(args.param)
+    at_grid = not given  # no -p: the entry's grid gives the point, as its --param help says
+    if at_grid:
+        given = first_grid_point(args.id, args.family)
+    result = check(args.id, family=args.family, recheck_s=args.recheck, **given)
     cert = result.certificate
     uncertified = (result.verdict is Verdict.INCONCLUSIVE and cert is not None
                    and cert.filter_verdict is Verdict.VIOLATED)  # looks violated in floats, not proven
     if args.json:
         _print_json({**result.to_dict(), "uncertified": uncertified})
-    else:
-        t = result.truth
-        print(f"{result.theorem} on {result.family} at {result.params}\n"
-              f"  bound = {result.bound:.10g}\n  truth = {t.value:.10g}  [{t.lower:.10g}, {t.upper:.10g}]"
-              f" ({t.method.value}: {t.detail})")
-        cert = result.certificate
-        if cert is not None:
-            if cert.truth_lower is not None:
-                print(f"  certificate: truth in [{cert.truth_lower}, {cert.truth_upper}], bound in "
-                      f"[{cert.bound_lower}, {cert.bound_upper}] ({cert.method}, {cert.precision_bits} bits)")
-            if uncertified:
-                print(f"  looks violated in floating point, uncertified: {cert.reason or 'the enclosures overlap'}")
-            elif cert.reason:
-                print(f"  not certified: {cert.reason}" if result.verdict is not Verdict.VIOLATED
-                      else f"  note: {cert.reason}")
-        print(f"  verdict: {result.verdict.value}   ratio bound/truth = {_fmt(result.ratio)}   "
-              f"margin = {result.margin:.4g}")
+        return _VERDICT_EXIT[result.verdict]
+    t = result.truth
+    lines = [f"{result.theorem} on {result.family}", ("  at the first point of its grid (-p NAME=VALUE gives another): "
+                                                       if at_grid else "  at ") + params_text(result.params),
+             f"  bound = {result.bound:.10g}",
+             f"  truth = {t.value:.10g}  [{t.lower:.10g}, {t.upper:.10g}] ({t.method.value}: {t.detail})"]
+    if cert is not None:
+        if cert.truth_lower is not None:
+            lines.append(f"  certificate: truth in [{cert.truth_lower}, {cert.truth_upper}], bound in "
+                         f"[{cert.bound_lower}, {cert.bound_upper}] ({cert.method}, {cert.precision_bits} bits)")
+        if uncertified:
+            lines.append(f"  looks violated in floating point, uncertified: {cert.reason or 'the enclosures overlap'}")
+        elif cert.reason:
+            lines.append(f"  not certified: {cert.reason}" if result.verdict is not Verdict.VIOLATED
+                         else f"  note: {cert.reason}")
+    print(_wrapped("\n".join(lines)))
+    print(f"  verdict: {_coloured(result.verdict.value)}   ratio bound/truth = {_fmt(result.ratio)}   "
+          f"margin = {result.margin:.4g}")
     return _VERDICT_EXIT[result.verdict]
 
 
@@ -301,7 +342,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from verify.progress import ProgressBar
 
-    if args.json:  # before the run: a refused or unwritable destination costs nothing
+    to_stdout = args.json == "-"  # the results document is stdout, pure JSON; the table goes to stderr
+    if args.json and not to_stdout:  # before the run: a refused or unwritable destination costs nothing
         check_results_path(Path(args.json))
     bar = ProgressBar(enabled=not args.quiet and sys.stderr.isatty())
     try:
@@ -310,24 +352,37 @@ def cmd_run(args: argparse.Namespace) -> int:
                       cache=args.cache, cache_size=args.cache_size)
     finally:
         bar.close()
-    print(f"{'theorem':<44} {'family':<20} {'verdict':<15} {'expected':<12} {'points':>6} {'skip':>5} "
-          f"{'ratio min':>10} {'ratio max':>10}")
-    for r in outcome.results:
-        ratios = r.ratios
-        flag = "" if r.as_expected else "  <-- UNEXPECTED"
-        print(f"{r.theorem:<44} {r.family:<20} {r.shown_verdict:<15} {r.expected.value:<12} {len(r.points):>6} "
-              f"{r.skipped:>5} {_fmt(min(ratios) if ratios else None):>10} {_fmt(max(ratios) if ratios else None):>10}"
-              f"{flag}")
-        if r.verdict.value == "VIOLATED" and r.counterexample is not None:
-            w = r.counterexample
-            print(f"{'':<4}counterexample: {params_text(w.params)}: bound {w.bound:.6g} vs truth {w.truth.value:.6g}")
+    table = sys.stderr if to_stdout else sys.stdout
+    _run_table(outcome.results, table)
     bad = outcome.unexpected
     print(f"\n{len(outcome.results)} checks in {outcome.seconds:.1f} s; "
-          f"{len(outcome.results) - len(bad)} as expected, {len(bad)} unexpected")
-    if args.json:
+          f"{len(outcome.results) - len(bad)} as expected, {len(bad)} unexpected", file=table)
+    if to_stdout:
+        sys.stdout.write(dump_results(results_document(outcome)))
+    elif args.json:
         path = write_results(Path(args.json), dump_results(results_document(outcome)))
         print(f"wrote {path}")
     return 1 if bad else 0
+
+
+def _run_table(results: Sequence, out: TextIO) -> None:
+    """`verify run`'s table, two lines an entry so that it fits 100 columns: the theorem id (and UNEXPECTED where
+    the verdict is not the expected one), then its family under it with the verdict, the counts and bound/truth;
+    a counterexample's line after a VIOLATED one."""
+    family_width = max([len(r.family) + 2 for r in results] + [8])
+    print(f"theorem\n{'  family':<{family_width}} {'verdict':<15} {'expected':<12} {'points':>6} {'skip':>5} "
+          f"{'ratio min':>10} {'ratio max':>10}", file=out)
+    for r in results:
+        ratios = r.ratios
+        shown = r.shown_verdict
+        print(r.theorem + ("" if r.as_expected else "  <-- UNEXPECTED"), file=out)
+        print(f"{'  ' + r.family:<{family_width}} {_coloured(shown, out)}{' ' * max(0, 15 - len(shown))} "
+              f"{r.expected.value:<12} {len(r.points):>6} {r.skipped:>5} "
+              f"{_fmt(min(ratios) if ratios else None):>10} {_fmt(max(ratios) if ratios else None):>10}", file=out)
+        if r.verdict.value == "VIOLATED" and r.counterexample is not None:
+            w = r.counterexample
+            print(_wrapped(f"{'':<4}counterexample: {params_text(w.params)}: bound {w.bound:.6g} vs truth "
+                           f"{w.truth.value:.6g}"), file=out)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -350,10 +405,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     outcome = report.run
     bad = outcome.unexpected
     for r in bad:
-        print(f"UNEXPECTED {r.theorem} on {r.family}: {r.status} (expected {r.expected.value})")
-    print(f"{len(outcome.results)} checks in {outcome.seconds:.1f} s; {len(outcome.results) - len(bad)} as expected, "
-          f"{len(bad)} unexpected ({len(outcome.errors)} with errors)\nwrote {report.path}/index.html, report.md, "
-          f"results.json" + (", report.html (one self-contained file)" if args.single_file else ""))
+        print(_wrapped(f"UNEXPECTED {r.theorem} on {r.family}: {r.status} (expected {r.expected.value})"))
+    print(_wrapped(f"{len(outcome.results)} checks in {outcome.seconds:.1f} s; {len(outcome.results) - len(bad)} "
+                   f"as expected, {len(bad)} unexpected ({len(outcome.errors)} with errors)\nwrote "
+                   f"{report.path}/index.html, report.md, results.json"
+                   + (", report.html (one self-contained file)" if args.single_file else "")))
     return 1 if bad else 0
 
 
@@ -446,7 +502,7 @@ def cmd_falsify(args: argparse.Namespace) -> int:
     _check_inputs(args.assume, fixed)
     from verify.progress import ProgressBar
 
-    bar = ProgressBar(enabled=not args.json and sys.stderr.isatty())
+    bar = ProgressBar(enabled=not args.json and sys.stderr.isatty(), budget_s=args.budget)  # it bounds the search
     try:
         outcome = falsify_outcome(args.bound, args.family, args.side, args.assume, budget_s=args.budget,
                                   recheck_s=args.recheck,
@@ -459,17 +515,17 @@ def cmd_falsify(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(outcome.to_dict())
     elif outcome.counterexample is None and outcome.suspects:  # the evidence, before the verdict (exit 3)
-        print(outcome.suspects_text())
+        print(_wrapped(outcome.suspects_text()))
     require_checked(outcome, needed)
     if outcome.counterexample is None:
         if not args.json:
-            print(f"no counterexample in {outcome.summary()} with seed {args.seed} on {args.family}")
+            print(_wrapped(f"no counterexample in {outcome.summary()} with seed {args.seed} on {args.family}"))
             if outcome.commonest_failure:
-                print("  points not checked, most often: {} (x{})".format(*outcome.commonest_failure))
+                print(_wrapped("  points not checked, most often: {} (x{})".format(*outcome.commonest_failure)))
         return exitcodes.OK
     if not args.json:
-        print(outcome.counterexample)
-        print(_floored_note(outcome.counterexample, args.family, args.quantity), end="")
+        print(_wrapped(str(outcome.counterexample)))
+        print(_wrapped(_floored_note(outcome.counterexample, args.family, args.quantity)), end="")
     return exitcodes.UNEXPECTED
 
 
@@ -548,9 +604,9 @@ def cmd_account(args: argparse.Namespace) -> int:
 
         _print_json(account_dict(result, comparisons))
         return exitcodes.OK
-    print(result)
+    print(_wrapped(str(result)))
     for c in comparisons:
-        print(f"  {c}")
+        print(_wrapped(f"  {c}"))
     return exitcodes.OK
 
 
@@ -572,7 +628,7 @@ def _calibrate(args: argparse.Namespace) -> int:
 
         _print_json(calibration_dict(result))
     else:
-        print(result)
+        print(_wrapped(str(result)))
     return exitcodes.OK
 
 
@@ -612,7 +668,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="check every entry over its default grid; exit 1 on an unexpected verdict")
     p.add_argument("--only", nargs="+", default=[], help="ids or paper keys (default: every entry)")
-    p.add_argument("--json", metavar="PATH", type=_usable_path, help="write the results as JSON")
+    p.add_argument("--json", metavar="PATH", type=_usable_path,
+                   help="write the results as JSON; '-' writes them to stdout (the table then goes to stderr)")
     p.add_argument("--seed", type=_SEED, default=0, help="seed of the falsifier (default 0)")
     p.add_argument("--workers", type=_WORKERS, help="processes for the checks (default: one per CPU, up to 4; "
                                                    "the results do not depend on it)")
@@ -722,7 +779,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(repeatable; a single number fixes it)")
     p.add_argument("--relation", default="<=", help="<=, <, >= or > (default <=)")
     p.add_argument("--assume", help="condition restricting the box, e.g. '(eta*lam < 1) & (K >= 10)'")
-    p.add_argument("--json", action="store_true", help="print the certificate as JSON")
+    p.add_argument("--json", action="store_true", help="print the certificate (with --list: the claims) as JSON")
     p.add_argument("--max-boxes", type=int, default=200_000, help="boxes examined at most (default 200000)")
     p.add_argument("--budget", type=float, default=60.0, help="wall-clock cap in seconds on the whole "
                    "certification, one long box evaluation included (default 60); reached, it is INCONCLUSIVE "
@@ -733,9 +790,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(fn=cmd_certify)
 
     p = sub.add_parser("conventions", help="list the named conventions (--convention of falsify)")
+    p.add_argument("--json", action="store_true", help="print them as JSON (name, description, defines, needs)")
     p.set_defaults(fn=cmd_conventions)
 
     p = sub.add_parser("families", help="list the instance families and their parameters")
+    p.add_argument("--json", action="store_true", help="print them as JSON (parameters with their domains, "
+                                                       "quantities, truth method, search region)")
     _plugin_option(p)
     p.set_defaults(fn=cmd_families)
     return parser
@@ -744,9 +804,14 @@ def build_parser() -> argparse.ArgumentParser:
 def cmd_conventions(args: argparse.Namespace) -> int:
     from verify.conventions import CONVENTIONS
 
+    if args.json:
+        _print_json([{"name": c.name, "description": c.description, "defines": dict(c.defines), "needs": list(c.needs)}
+                     for c in CONVENTIONS.values()])
+        return 0
     for conv in CONVENTIONS.values():
         defines = ", ".join(f"{k} = {v}" for k, v in conv.defines.items())
-        print(f"{conv.name:<24} {defines:<14} {conv.description}")
+        print(textwrap.fill(f"{conv.name:<24} {defines:<14} {conv.description}", _width(), subsequent_indent=" " * 40,
+                            break_long_words=False, break_on_hyphens=False))
     return 0
 
 
@@ -755,6 +820,16 @@ def cmd_families(args: argparse.Namespace) -> int:
 
     from verify.families import FAMILIES
 
+    if args.json:
+        _print_json([{"name": f.name, "description": f.description, "truth": f.method,
+                      "quantities": [q.value for q in f.truths],
+                      "parameters": [{"name": p.name, "description": p.description, "domain": sp.sstr(p.domain),
+                                      "integer": p.integer, "quantities": [q.value for q in p.quantities]}
+                                     for p in f.parameters],
+                      "constraints": [{"name": c.name, "condition": sp.sstr(c.condition)} for c in f.constraints],
+                      "search_region": [sp.sstr(c) for c in f.search_region], "expensive": f.expensive,
+                      "estimated": f.estimated} for f in FAMILIES.values()])
+        return 0
     for fam in FAMILIES.values():
         quantities = ", ".join(q.value for q in fam.truths)
         print(_wrapped(f"{fam.name}  [{quantities}]\n  {fam.description}\n  truth: {fam.method}"))
