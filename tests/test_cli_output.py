@@ -269,3 +269,12 @@ def test_params_text_of_a_run_counterexample_is_typed_back(capsys, monkeypatch):
     result = verify.check("chourasia2021.theorem3.cor1_start", **{k: float(v) for k, v in point.items()})
     assert result.verdict.value == "VIOLATED" and params_text(result.params) == shown
 
+
+
+def test_python_dash_m_verify_is_the_command_line():
+    """`python -m verify` runs the `verify` script's command line (it had no __main__: "cannot be directly
+    executed")."""
+    proc = subprocess.run([sys.executable, "-m", "verify", "conventions", "--json"], capture_output=True, text=True,
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert [c["name"] for c in json.loads(proc.stdout)] == list(CONVENTIONS)
