@@ -1,5 +1,5 @@
-"""nox sessions: tests, theorems (every catalog check), report (the HTML/Markdown report), lint, bench; gpu runs
-the kernels under CuPy."""
+"""nox sessions: tests, theorems (every catalog check), report (the HTML/Markdown report), lint, docs (the
+documentation site), bench; gpu runs the kernels under CuPy."""
 
 import nox
 
@@ -26,7 +26,8 @@ MINIMUMS = ("sympy==1.12", "numpy==1.26.0", "scipy==1.11.1", "mpmath==1.3.0", "a
             "array-api-strict==2.0", "pytest-benchmark==4.0.0", "jsonschema==4.18.0", "matplotlib==3.8.0",
             "jinja2==3.1.2", "dp-accounting==0.6.0", "prv-accountant==0.2.0",
             "dask[distributed]==2024.1.0", "tqdm==4.66.0", "psutil==5.9.5",
-            "pebble==5.0.2", "build==1.0.3", "twine==5.0.0")
+            "pebble==5.0.2", "build==1.0.3", "twine==5.0.0", "mkdocs==1.6.0", "mkdocstrings[python]==0.28.0",
+            "pymdown-extensions==10.0")
 
 
 @nox.session
@@ -42,6 +43,14 @@ def report(session: nox.Session) -> None:
     """Check the whole catalog and write reports/<run-id>/ (results.json, report.md, index.html, plots)."""
     session.install("-e", ".[report]")
     session.run("verify", "report", *session.posargs)
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Build the documentation site into site/ with warnings as errors (mkdocs.yml; the catalog and API pages are
+    generated from the code). tests/test_docs_snippets.py runs the pages' code blocks."""
+    session.install("-e", ".[docs]")
+    session.run("mkdocs", "build", "--strict", *session.posargs, env={"DISABLE_MKDOCS_2_WARNING": "true"})
 
 
 @nox.session

@@ -18,7 +18,7 @@ from verify.model import Family, Parameter, Quantity
 from verify.results import Truth
 from verify.testing import falsify, falsify_outcome
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parent.parent / "docs" / "guides" / "own-family.md"
 
 
 @pytest.fixture(autouse=True)
@@ -31,7 +31,7 @@ def restore_families(monkeypatch):
 def _readme_module() -> str:
     text = README.read_text()
     match = re.search(r"<!-- plugin-example: my_algo.py -->\n```python\n(.*?)```", text, re.S)
-    assert match, "README lost its plugin example"
+    assert match, "docs/guides/own-family.md lost its plugin example"
     return match.group(1)
 
 

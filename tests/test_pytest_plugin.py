@@ -11,7 +11,7 @@ from pathlib import Path
 import verify.testing.falsify  # noqa: F401
 
 pytest_plugins = ["pytester"]
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parent.parent / "docs" / "guides" / "pytest-plugin.md"
 
 SUITE = '''
 import sympy as sp
@@ -58,7 +58,7 @@ def test_the_options_are_listed(pytester):
 
 def test_the_readme_example_passes(pytester):
     example = re.search(r"<!-- pytest-plugin-example -->\n```python\n(.*?)```", README.read_text(), re.S)
-    assert example, "README lost its pytest-plugin example"
+    assert example, "docs/guides/pytest-plugin.md lost its example"
     pytester.makepyfile(test_readme=example.group(1))
     result = pytester.runpytest("-p", "no:cacheprovider", "--verify-max-examples", "300")
     result.assert_outcomes(passed=1)

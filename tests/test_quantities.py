@@ -17,7 +17,7 @@ from verify.cli import main
 from verify.model import Quantity
 from verify.quantities import _BUILT_IN
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parent.parent / "docs" / "guides" / "own-family.md"
 
 
 @pytest.fixture(autouse=True)
@@ -61,7 +61,7 @@ def test_register_a_quantity():
 
 def _readme_example() -> str:
     match = re.search(r"<!-- quantity-example -->\n```python\n(.*?)```", README.read_text(), re.S)
-    assert match, "README lost its quantity example"
+    assert match, "docs/guides/own-family.md lost its quantity example"
     return match.group(1)
 
 

@@ -1,6 +1,6 @@
-"""Every dotted name README gives under `verify` resolves after a plain `import verify` (issue 47, section 4:
-README's `verify.accountant.epsilon(...)` raised AttributeError), while `import verify` itself stays lazy: it
-loads none of the submodules, nor SymPy, until a name is used."""
+"""Every dotted name README and the documentation (docs/**/*.md) give under `verify` resolves after a plain
+`import verify` (issue 47, section 4: README's `verify.accountant.epsilon(...)` raised AttributeError), while
+`import verify` itself stays lazy: it loads none of the submodules, nor SymPy, until a name is used."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 RESOLVE = """
 import json, sys
 import verify
@@ -29,11 +30,13 @@ print(json.dumps({"lazy": lazy, "heavy": heavy, "failed": failed}))
 
 
 def _names() -> list[str]:
-    """The dotted names under verify in README (calls and attributes; a trailing call's parentheses dropped)."""
-    return sorted(set(re.findall(r"\bverify(?:\.[A-Za-z_][A-Za-z0-9_]*)+", README.read_text(encoding="utf-8"))))
+    """The dotted names under verify in README and the docs (calls and attributes; a trailing call's parentheses
+    dropped)."""
+    text = "\n".join(page.read_text(encoding="utf-8") for page in PAGES)
+    return sorted(set(re.findall(r"(?<![\w./-])verify(?:\.[A-Za-z_][A-Za-z0-9_]*)+", text)))  # not draft.verify.toml
 
 
-def test_every_name_readme_gives_under_verify_resolves_after_import_verify():
+def test_every_name_the_docs_give_under_verify_resolves_after_import_verify():
     names = _names()
     assert "verify.accountant.epsilon" in names and "verify.reporting.columns.point_rows" in names
     done = subprocess.run([sys.executable, "-c", RESOLVE, json.dumps(names)], capture_output=True, text=True,

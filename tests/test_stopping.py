@@ -381,6 +381,6 @@ def test_a_stopped_command_leaves_no_process_and_no_partial_file(command, data, 
 
 
 def test_the_exit_codes_of_a_stop_are_documented():
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "reference" / "exit-codes.md").read_text()
     assert "| 130, 143 |" in readme and stopped_by(signal.SIGINT) == 130 and stopped_by(signal.SIGTERM) == 143
     assert str(Interrupted(signal.SIGTERM)) == "stopped by SIGTERM"
