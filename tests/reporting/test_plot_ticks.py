@@ -127,7 +127,7 @@ def test_a_kept_figure_draws_what_a_new_one_draws(data, columns):
     first = data.draw(st.lists(any_sweeps(), min_size=columns, max_size=columns))
     second = data.draw(st.lists(any_sweeps(), min_size=columns, max_size=columns))
     new = _drawn(second)
-    _drawn(first, kept=True, title="a longer title that the second figure does not have")
+    _drawn(first, kept=True, title="a longer title that the second figure does not have, " * 4)  # of several lines
     kept = _drawn(second, kept=True)
     assert kept[1] == new[1]  # every Axes' data and view limits, to the last bit
     assert kept[0] == new[0]

@@ -199,7 +199,7 @@ def _write(outcome: RunResult, folder: Path, run_id: str | None, progress: Progr
     (folder / "results.json").write_text(dump_results(data), encoding="utf-8")
     view = build_view(data, sweeps)
     (folder / "report.md").write_text(render_markdown(view), encoding="utf-8")
-    page = render_html(view, SCHEMA_VERSION)
+    page = render_html(view, SCHEMA_VERSION, folder)
     (folder / "index.html").write_text(page, encoding="utf-8")
     copy_static(folder)
     if one_file:

@@ -11,17 +11,55 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import jinja2
+from markupsafe import Markup
 
 PACKAGE_DIR = Path(__file__).parent
 STATIC_DIR = PACKAGE_DIR / "static"
 TEMPLATE = "report.html.j2"
 
 
-def render_html(view: Mapping, schema_version: str) -> str:
-    """index.html from `verify.reporting.view.build_view`'s output."""
+THEOREM_ID = re.compile(r"(?<![\w.-])[A-Za-z][\w-]*\d{4}[a-z]?(?:\.\w+)+")  # e.g. chen2024.theorem4_6.lemma4_1
+
+
+def linked(text: str, ids: frozenset[str]) -> Markup:
+    """`text` escaped, with each theorem id in `ids` (the longest a dotted word starts with) a link to its anchor."""
+    def link(match: re.Match) -> str:
+        word, rest = match.group(), ""
+        while word not in ids and "." in word:
+            word, tail = word.rsplit(".", 1)
+            rest = f".{tail}{rest}"
+        if word not in ids:
+            return html.escape(match.group(), quote=False)
+        return f'<a href="#{html.escape(word)}"><code>{html.escape(word, quote=False)}</code></a>' + html.escape(rest)
+    out, end = [], 0
+    for match in THEOREM_ID.finditer(text):
+        out += [html.escape(text[end:match.start()], quote=False), link(match)]
+        end = match.end()
+    return Markup("".join([*out, html.escape(text[end:], quote=False)]))
+
+
+SVG_SIZE = re.compile(r'<svg\b[^>]*?\swidth="([\d.]+)pt"[^>]*?\sheight="([\d.]+)pt"')
+
+
+def svg_size(svg: Path) -> tuple[int, int] | None:
+    """An SVG's width and height in CSS pixels (from matplotlib's width="...pt"), or None when it has none."""
+    with svg.open(encoding="utf-8") as f:
+        match = SVG_SIZE.search(f.read(4096))
+    return (round(float(match.group(1)) * 4 / 3), round(float(match.group(2)) * 4 / 3)) if match else None
+
+
+def render_html(view: Mapping, schema_version: str, folder: Path | None = None) -> str:
+    """index.html from `verify.reporting.view.build_view`'s output; each figure under `folder` (the report's) gets
+    its natural size as its width and height (drawn at that size, never wider: no layout shift while it loads)."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(PACKAGE_DIR / "templates"),
                              autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    return env.get_template(TEMPLATE).render(**view, schema_version=schema_version)
+    ids = frozenset(view["result_ids"])
+    env.filters["linked"] = lambda text: linked(str(text), ids)
+
+    def size_attributes(src: str) -> Markup:
+        size = svg_size(folder / src) if folder is not None and (folder / src).is_file() else None
+        return Markup(f' width="{size[0]}" height="{size[1]}"' if size else "")
+    return env.get_template(TEMPLATE).render(**view, schema_version=schema_version, size_attributes=size_attributes)
 
 
 def _data_uri(path: Path, mime: str) -> str:

@@ -15,6 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402 - the backend is chosen first
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.font_manager import FontProperties, findfont, get_font  # noqa: E402
 from matplotlib.ticker import (  # noqa: E402
     FixedLocator,
     FuncFormatter,
@@ -207,10 +208,58 @@ _MARGINS = ("left", "right", "bottom", "top", "wspace", "hspace")
 _KEPT: dict[int, tuple[Figure, np.ndarray, dict[str, float]]] = {}  # this process's figures, by number of sweeps
 
 
+HEIGHT = 4.6  # inches, with a title of one line
+TITLE_SIZE = 10  # points
+TITLE_LINE = TITLE_SIZE * 1.2 / 72  # inches: matplotlib's line spacing
+TITLE_TOP = 0.02 * HEIGHT  # inches above the title
+TITLE_ROOM = 0.09 * HEIGHT  # inches above the Axes for a title of one line
+TITLE_RIGHT = 0.12  # inches left free right of the longest title line
+TITLE_SLACK = 0.96  # of the width measured here: a browser's font (a fallback glyph) may be a little wider
+
+
+def _size(columns: int) -> tuple[float, float]:
+    return 3.9 * columns + 0.4, HEIGHT
+
+
+_ADVANCE: dict[str, float] = {}  # points: each character's advance at TITLE_SIZE in RC's font
+
+
+def _width(text: str) -> float:
+    """`text`'s width in points at TITLE_SIZE: the sum of its characters' advances (matplotlib's layout kerns a
+    little tighter). Call it inside plt.rc_context(RC)."""
+    missing = set(text) - _ADVANCE.keys()
+    if missing:
+        font = get_font(findfont(FontProperties(size=TITLE_SIZE)))
+        font.set_size(TITLE_SIZE, 72)  # at 72 dpi a pixel is a point
+        _ADVANCE.update((c, font.load_char(ord(c)).linearHoriAdvance / 65536) for c in missing)
+    return sum(_ADVANCE[c] for c in text)
+
+
+def title_lines(title: str, width: float) -> list[str]:
+    """`title` broken at spaces into the fewest lines (greedily) that fit a figure `width` inches wide at TITLE_SIZE
+    in matplotlib's font (the SVG names the same font first); a word wider than a line is cut between characters.
+    Call it inside plt.rc_context(RC)."""
+    room = (width * (1 - 0.01) - TITLE_RIGHT) * 72 * TITLE_SLACK  # points: the title starts at 0.01 of the width
+    pieces = []
+    for word in title.split():
+        while _width(word) > room and len(word) > 1:
+            cut = max([k for k in range(1, len(word)) if _width(word[:k]) <= room], default=1)
+            pieces.append(word[:cut])
+            word = word[cut:]
+        pieces.append(word)
+    lines: list[str] = []
+    for piece in pieces:
+        if lines and _width(f"{lines[-1]} {piece}") <= room:
+            lines[-1] = f"{lines[-1]} {piece}"
+        else:
+            lines.append(piece)
+    return lines or [""]
+
+
 def _new_figure(columns: int) -> tuple[Figure, np.ndarray]:
     """Two rows of Axes (values, and bound/truth beneath), one column per sweep, on an Agg canvas (outside pyplot:
     nothing to close)."""
-    fig = Figure(figsize=(3.9 * columns + 0.4, 4.6))
+    fig = Figure(figsize=_size(columns))
     FigureCanvasAgg(fig)
     axes = fig.subplots(2, columns, squeeze=False, gridspec_kw={"height_ratios": (2.2, 1)}, sharex="col")
     return fig, axes
@@ -227,6 +276,7 @@ def _kept_figure(columns: int) -> tuple[Figure, np.ndarray]:
         _KEPT[columns] = fig, axes, {k: getattr(fig.subplotpars, k) for k in _MARGINS}
         return fig, axes
     fig, axes, margins = kept
+    fig.set_size_inches(*_size(columns))  # a long title made the last figure taller
     fig.subplots_adjust(**margins)  # the Axes where a new figure has them while plotting: transforms round alike
     for legend in list(fig.legends):
         legend.remove()
@@ -260,13 +310,18 @@ def sweep_figure(sweeps: Sequence[dict], title: str, ylabel: str, kept: bool = F
             if lab not in handles:
                 handles[lab] = h
                 labels.append(lab)
-    width, height = fig.get_figwidth(), fig.get_figheight()
+    width = fig.get_figwidth()
+    lines = title_lines(title, width)
+    extra = (len(lines) - 1) * TITLE_LINE  # the title's lines beyond the first make the figure taller
+    height = HEIGHT + extra
+    fig.set_size_inches(width, height)
     columns = max(2, min(len(labels), int(width / 1.35)))  # about 1.35 in per legend entry: none is cut off
     rows = math.ceil(len(labels) / columns)
     fig.legend([handles[lab] for lab in labels], labels, loc="lower center", ncol=columns, frameon=False,
                fontsize=8)
-    fig.suptitle(title, fontsize=10, x=0.01, ha="left")
-    # fixed margins in inches (a tight layout would cost one more draw): the x labels and the legend's rows below
-    fig.subplots_adjust(left=0.8 / width, right=1 - 0.15 / width, bottom=(0.5 + 0.2 * rows) / height, top=0.91,
-                        wspace=0.3 * 3.9 / 3.4, hspace=0.35)
+    fig.suptitle("\n".join(lines), fontsize=TITLE_SIZE, x=0.01, y=1 - TITLE_TOP / height, ha="left", va="top")
+    # fixed margins in inches (a tight layout would cost one more draw): the title's lines above, the x labels and
+    # the legend's rows below
+    fig.subplots_adjust(left=0.8 / width, right=1 - 0.15 / width, bottom=(0.5 + 0.2 * rows) / height,
+                        top=1 - (TITLE_ROOM + extra) / height, wspace=0.3 * 3.9 / 3.4, hspace=0.35)
     return fig

@@ -133,6 +133,11 @@ def falsifier_text(r: Mapping) -> str:
     return f"no violation in {f['checked']} points checked ({tried}; seed {f['seed']})"
 
 
+def companions(sweeps: Sequence[Mapping]) -> list[str]:
+    """The ids of the companion lower bounds drawn in `sweeps`, sorted."""
+    return sorted({cid for sw in sweeps for cid in sw.get("companions") or {}})
+
+
 def anchors(results: Sequence[Mapping]) -> list[str]:
     """The anchor of each result: its id, with the family where an id appears more than once."""
     ids = [r["id"] for r in results]
@@ -146,10 +151,14 @@ def build_view(data: Mapping, sweeps: Mapping[str, Sequence[Mapping]] | None = N
     """
     sweeps = sweeps or {}
     papers: dict[str, dict] = {}
+    aliased: set[str] = set()
     for r, a in zip(data["results"], anchors(data["results"]), strict=True):
         r = {**r, "sweeps": sweeps.get(a, []), "typical_sweeps": sweeps.get(f"{a}{TYPICAL}", [])}
         vacuous = bool(r.get("vacuous"))
-        item = {**r, "anchor": a, "verdict_class": "vacuous" if vacuous else VERDICT_CLASS.get(r["verdict"], "error"),
+        alias = r["id"] if a != r["id"] and r["id"] not in aliased else None  # `#id` of an id with several families
+        aliased.add(r["id"])
+        item = {**r, "anchor": a, "alias": alias, "companions": companions([*r["sweeps"], *r["typical_sweeps"]]),
+                "verdict_class": "vacuous" if vacuous else VERDICT_CLASS.get(r["verdict"], "error"),
                 "verdict_shown": f"{r['verdict']} (vacuous)" if vacuous else r["verdict"],
                 "tightness": tightness(r), "counterexample_text": counterexample(r),
                 "falsifier_text": falsifier_text(r),
@@ -176,6 +185,7 @@ def build_view(data: Mapping, sweeps: Mapping[str, Sequence[Mapping]] | None = N
     return {"papers": list(papers.values()), "summary": summary, "run": data["run"],
             "verdict_choices": sorted({r["verdict_shown"] for p in papers.values() for r in p["results"]}),
             "variant_choices": sorted({r["variant"] for p in papers.values() for r in p["results"]}),
+            "result_ids": sorted({r["id"] for r in data["results"]}),  # each is an anchor: its section or its alias
             "all_as_expected": data["all_as_expected"], "timing": data["timing"],
             "headline": _headline(summary), "fmt": fmt, "params_text": params_text}
 
