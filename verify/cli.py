@@ -180,7 +180,7 @@ def _wrapped(text: str) -> str:
 def cmd_list(args: argparse.Namespace) -> int:
     from verify.catalog_index import entries, entry_text, no_match
 
-    listed = None if args.json else entries()
+    listed = None if args.json or args.papers else entries()
     if listed is not None:  # the shipped listing matches these sources: no SymPy, no catalog build
         chosen = [e for e in listed if not args.only or any(e["id"] == s or e["id"].startswith(s + ".")
                                                             for s in args.only)]
@@ -191,7 +191,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         return 0
     from verify.catalog import select
 
-    theorems = select(args.only)
+    theorems = select(args.only or args.papers)
     if args.json:
         from verify.reporting.results_json import theorem_summary
 
@@ -305,7 +305,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_results_path(Path(args.json))
     bar = ProgressBar(enabled=not args.quiet and sys.stderr.isatty())
     try:
-        outcome = run(args.only, lambda t, i, total: bar("checks", t.id, i, total), seed=args.seed,
+        outcome = run(args.only or args.papers, lambda t, i, total: bar("checks", t.id, i, total), seed=args.seed,
                       falsify=args.falsify, workers=args.workers, executor=args.executor, scheduler=args.scheduler,
                       cache=args.cache, cache_size=args.cache_size)
     finally:
@@ -341,7 +341,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     _hypothesis_cache()
     bar = ProgressBar(enabled=not args.quiet and sys.stderr.isatty())
     try:  # a SIGTERM unwinds through build_report, which removes the partial report folder (verify.stopping)
-        report = build_report(args.only, args.out, seed=args.seed, backend=args.backend, progress=bar,
+        report = build_report(args.only or args.papers, args.out, seed=args.seed, backend=args.backend, progress=bar,
                               workers=args.workers, falsify=args.falsify, executor=args.executor,
                               scheduler=args.scheduler, single_file=args.single_file, cache=args.cache,
                               cache_size=args.cache_size)
@@ -589,6 +589,12 @@ def _plugin_option(p: argparse.ArgumentParser) -> None:
                         "it declares (repeatable)")
 
 
+def _paper_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--paper", action="append", default=[], metavar="FILE", type=_usable_path,
+                   help="a paper file (TOML, README \"Your paper, checked\"): its theorems join the catalog, and "
+                        "only they are checked unless --only selects (repeatable)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="verify", description="Check differential-privacy theorems.")
     parser.add_argument("--version", action="version", version=f"verify {__version__}")
@@ -598,6 +604,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="list catalog entries")
     p.add_argument("only", nargs="*", help="ids or paper keys (e.g. chourasia2021)")
     p.add_argument("--json", action="store_true", help="print each entry's full description as JSON")
+    _paper_option(p)
     p.set_defaults(fn=cmd_list)
 
     p = sub.add_parser("check", help="check one entry at one parameter point")
@@ -608,6 +615,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the point's result as JSON")
     _recheck_option(p, "20")
     _plugin_option(p)
+    _paper_option(p)
     p.set_defaults(fn=cmd_check)
 
     p = sub.add_parser("run", help="check every entry over its default grid; exit 1 on an unexpected verdict")
@@ -619,6 +627,7 @@ def build_parser() -> argparse.ArgumentParser:
     _falsify_option(p)
     _executor_options(p)
     _cache_option(p)
+    _paper_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(fn=cmd_run)
 
@@ -636,6 +645,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--single-file", action="store_true", help="also write report.html: the whole report in one "
                    "self-contained file (styles, fonts and plots inlined) to send or archive")
     _cache_option(p)
+    _paper_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(fn=cmd_report)
 
@@ -868,16 +878,20 @@ def _dispatch(argv: list[str]) -> int:
 
 
 def _load_plugins(args: argparse.Namespace) -> None:
-    """Register the families of installed plugins and of each --plugin (none for a command that reads no family and
-    names no --plugin: it need not import the families)."""
-    modules = getattr(args, "plugin", [])
-    if not modules and args.command in NO_FAMILIES:
+    """Register the families of installed plugins and of each --plugin, and add each --paper and --plugin paper to the
+    catalog (`args.papers`: their keys, the default selection). Nothing for a command that reads no family and names
+    no --plugin or --paper: it need not import the families."""
+    modules, files = getattr(args, "plugin", []), getattr(args, "paper", [])
+    args.papers = []
+    if not modules and not files and args.command in NO_FAMILIES:
         return
-    from verify.families import load_entry_points, load_plugin
+    from verify.catalog import paper_file
+    from verify.families import load_entry_points
 
     load_entry_points()
-    for module in modules:
-        load_plugin(module)
+    paper_file.load_entry_points()
+    papers = [paper_file.load_module(m) for m in modules] + [paper_file.load_paper_file(f) for f in files]
+    args.papers = list(dict.fromkeys(p.key for p in papers if p is not None))
 
 
 if __name__ == "__main__":

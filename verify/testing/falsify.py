@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ast
 import random
-import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -46,7 +45,7 @@ from verify.model import (
     Variant,
     check_declared_domain,
 )
-from verify.parsing import ALLOWED_CONSTANTS, ALLOWED_FUNCTIONS, parse_expression
+from verify.parsing import ALLOWED_CONSTANTS, ALLOWED_FUNCTIONS, parse_expression, quantity_bind
 from verify.pipeline.isolation import session
 from verify.pipeline.memo import shared_truths
 from verify.pipeline.rigorous import CERTIFY_DEADLINE_S
@@ -526,9 +525,6 @@ def _round(theorem: Theorem, app: Application, point: dict[str, float], result: 
     return point, result
 
 
-_QUANTITY_CALL = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*$", re.S)
-
-
 def _declared(declarations: Sequence[str], known: Mapping[str, sp.Symbol]) -> dict[str, sp.Symbol]:
     """The new symbols that `--symbol` declarations introduce ("eps0 > 0", "0 < t", or a bare name): each names at
     least one symbol that is neither a family parameter nor a function or constant of the bound language."""
@@ -557,30 +553,6 @@ def _is_condition(text: str) -> bool:
     tree = ast.parse(str(text).strip(), mode="eval")
     return any(isinstance(n, (ast.Compare, ast.BoolOp))
                or isinstance(n, ast.BinOp) and isinstance(n.op, (ast.BitAnd, ast.BitOr)) for n in ast.walk(tree))
-
-
-def _quantity_bind(text: str, fam, parse) -> FromFamily | None:
-    """`renyi(alpha=a)`: the family's own quantity at other arguments (keywords are its parameters, values
-    expressions), for `--bind NAME=...`; None where the text is not such a call."""
-    match = _QUANTITY_CALL.match(text)
-    if match is None or match.group(1) not in {q.value for q in fam.truths}:
-        return None
-    quantity = Quantity(match.group(1))
-    try:
-        call = ast.parse(f"f({match.group(2)})", mode="eval").body
-    except SyntaxError:
-        raise ParameterError(f"--bind {text}: write the arguments as {quantity.value}(name=expr, ...)") from None
-    if call.args:
-        raise ParameterError(f"--bind {text}: give {quantity.value}'s arguments by name, e.g. "
-                             f"{quantity.value}({fam.parameter_names(quantity)[0]}=...)")
-    allowed = set(fam.parameter_names(quantity))
-    at = {}
-    for kw in call.keywords:
-        if kw.arg not in allowed:
-            raise ParameterError(f"--bind {text}: '{kw.arg}' is not a parameter of {fam.name}'s {quantity.value} "
-                                 f"({', '.join(sorted(allowed))})")
-        at[kw.arg] = parse(ast.unparse(kw.value))
-    return FromFamily(quantity, at)
 
 
 def user_theorem(bound: sp.Expr | str, family: str, side: str = "upper", *, quantity: Quantity | str | None = None,
@@ -630,7 +602,7 @@ def user_theorem(bound: sp.Expr | str, family: str, side: str = "upper", *, quan
     expr = parse(bound)
     if isinstance(expr, sp.Expr) and expr.has(sp.zoo, sp.nan):
         raise ParameterError(f"the bound {sp.sstr(expr)} is undefined everywhere (a division by zero)")
-    bind = {k: (_quantity_bind(v, fam, parse) or v) if isinstance(v, str) else v for k, v in bind.items()}
+    bind = {k: (quantity_bind(v, fam, parse) or v) if isinstance(v, str) else v for k, v in bind.items()}
     allowed = set(fam.parameter_names(quantity)) | set(extra) | set(own)
     unknown = sorted({s.name for s in expr.free_symbols} - allowed)
     if unknown:
