@@ -12,7 +12,7 @@ import signal
 import sys
 import traceback
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from verify import exitcodes
@@ -216,8 +216,10 @@ def cmd_certify(args: argparse.Namespace) -> int:
         parse_box,
         run_claim,
     )
+    from verify.latex_input import parse_latex_expression, reading
     from verify.parsing import parse_expression
 
+    readings: dict[str, dict[str, str]] = {}
     if args.list:
         for c in CLAIMS.values():
             print(f"{c.id}  (expected {c.expected})\n  {c.description}\n  {sp.sstr(c.lhs)} {c.relation} "
@@ -243,17 +245,22 @@ def cmd_certify(args: argparse.Namespace) -> int:
             box = parse_box(args.box)
             known = _known_symbols()
             syms = {name: known.get(name, sp.Symbol(name, real=True)) for name in box}
-            lhs = parse_expression(args.lhs, syms, what="--lhs")
-            rhs = parse_expression(args.rhs, syms, what="--rhs")
-            cond = parse_expression(args.assume, syms, condition=True, what="--assume") if args.assume else None
+            read = parse_latex_expression if args.latex else parse_expression
+            lhs = read(args.lhs, syms, what="--lhs")
+            rhs = read(args.rhs, syms, what="--rhs")
+            cond = read(args.assume, syms, condition=True, what="--assume") if args.assume else None
+            readings = {k: reading(e).to_dict() for k, e in (("lhs", lhs), ("rhs", rhs), ("assume", cond))
+                        if args.latex and e is not None}
             cert = certify(lhs, rhs, box, _normalize_relation(args.relation), assumptions=cond, **limits)
     except ValueError as err:  # a malformed number in the options: bad input, not a bug
         raise ParameterError(str(err)) from None
     if args.json:
         from verify.reporting.results_json import json_safe  # the results files' strict-JSON convention
 
-        print(json.dumps(json_safe(cert.to_dict()), indent=2, allow_nan=False))
+        print(json.dumps(json_safe({**cert.to_dict(), **({"reading": readings} if readings else {})}), indent=2,
+                         allow_nan=False))
     else:
+        _print_reading(readings)
         print(cert.summary())
     return {CERTIFIED: exitcodes.OK, COUNTEREXAMPLE: exitcodes.UNEXPECTED, INCONCLUSIVE: exitcodes.INCONCLUSIVE}[
         cert.status]
@@ -443,7 +450,7 @@ def cmd_falsify(args: argparse.Namespace) -> int:
         hints = "".join(did_you_mean(u, known) for u in unknown)
         raise ParameterError(f"--fix pins a parameter of family {args.family}; {', '.join(unknown)} is not "
                              f"one{hints} (its parameters: {', '.join(sorted(known))})")
-    _check_inputs(args.assume, fixed)
+    _check_inputs([] if args.latex else args.assume, fixed)
     from verify.progress import ProgressBar
 
     bar = ProgressBar(enabled=not args.json and sys.stderr.isatty())
@@ -453,12 +460,14 @@ def cmd_falsify(args: argparse.Namespace) -> int:
                                   seed=args.seed, quantity=args.quantity, bind=dict(args.bind), defaults=fixed,
                                   max_examples=args.max_examples, conventions=args.convention, symbols=args.symbol,
                                   integers=args.integer, progress=lambda label, i, n: bar("search", label, i, n),
-                                  region=not args.whole_domain)
+                                  region=not args.whole_domain, latex=args.latex)
     finally:
         bar.close()
     if args.json:
         _print_json(outcome.to_dict())
-    elif outcome.counterexample is None and outcome.suspects:  # the evidence, before the verdict (exit 3)
+    else:
+        _print_reading(outcome.reading)
+    if not args.json and outcome.counterexample is None and outcome.suspects:  # the evidence, before the verdict
         print(outcome.suspects_text())
     require_checked(outcome, needed)
     if outcome.counterexample is None:
@@ -471,6 +480,14 @@ def cmd_falsify(args: argparse.Namespace) -> int:
         print(outcome.counterexample)
         print(_floored_note(outcome.counterexample, args.family, args.quantity), end="")
     return exitcodes.UNEXPECTED
+
+
+def _print_reading(read: Mapping[str, object]) -> None:
+    """What --latex input was read as: a line per text, SymPy and LaTeX (verify.latex_input.Reading)."""
+    for key, value in read.items():
+        for k, r in enumerate(value if isinstance(value, list) else [value]):
+            label = f"{key} {k + 1}" if isinstance(value, list) else key
+            print(f"read {label} as {r['sympy']}   [LaTeX: {r['latex']}]")
 
 
 def _check_inputs(assume: Sequence[str], fixed: dict[str, float]) -> None:
@@ -583,6 +600,12 @@ def _assignment(text: str) -> tuple[str, str]:
     return name.strip(), value.strip()
 
 
+def _latex_option(p: argparse.ArgumentParser, which: str) -> None:
+    p.add_argument("--latex", action="store_true", help=f"read {which} as LaTeX pasted from a paper, e.g. "
+                   r"'\frac{\alpha S^2 \eta K}{4 n^2 \sigma^2}' or '\eta\lambda < 1, K \ge 2'; what it was read "
+                   "as is printed (and in --json)")
+
+
 def _plugin_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plugin", action="append", default=argparse.SUPPRESS, metavar="MODULE",
                    help="import MODULE (a dotted name, or a path to a .py file) and register the instance families "
@@ -693,6 +716,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fix", action="append", default=[], type=_param, metavar="NAME=VALUE",
                    help="pin a family parameter at a value during the search (repeatable)")
     p.add_argument("--json", action="store_true", help="print the search's full record as JSON")
+    _latex_option(p, "the bound and --assume (--bind, --symbol and --fix stay SymPy text)")
     _plugin_option(p)
     p.set_defaults(fn=cmd_falsify)
 
@@ -740,6 +764,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-width", type=float, default=1e-10, help="relative box width not bisected further "
                    "(default 1e-10)")
     p.add_argument("--prec", type=int, default=128, help="Arb working precision in bits (default 128)")
+    _latex_option(p, "--lhs, --rhs and --assume")
     p.set_defaults(fn=cmd_certify)
 
     p = sub.add_parser("conventions", help="list the named conventions (--convention of falsify)")
