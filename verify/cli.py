@@ -609,7 +609,7 @@ def _latex_option(p: argparse.ArgumentParser, which: str) -> None:
 def _plugin_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plugin", action="append", default=argparse.SUPPRESS, metavar="MODULE",
                    help="import MODULE (a dotted name, or a path to a .py file) and register the instance families "
-                        "it declares (repeatable)")
+                        "it declares, and its THEOREMS as a paper (repeatable)")
 
 
 def _paper_option(p: argparse.ArgumentParser) -> None:
@@ -627,6 +627,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="list catalog entries")
     p.add_argument("only", nargs="*", help="ids or paper keys (e.g. chourasia2021)")
     p.add_argument("--json", action="store_true", help="print each entry's full description as JSON")
+    _plugin_option(p)
     _paper_option(p)
     p.set_defaults(fn=cmd_list)
 
@@ -650,6 +651,7 @@ def build_parser() -> argparse.ArgumentParser:
     _falsify_option(p)
     _executor_options(p)
     _cache_option(p)
+    _plugin_option(p)
     _paper_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(fn=cmd_run)
@@ -668,6 +670,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--single-file", action="store_true", help="also write report.html: the whole report in one "
                    "self-contained file (styles, fonts and plots inlined) to send or archive")
     _cache_option(p)
+    _plugin_option(p)
     _paper_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(fn=cmd_report)

@@ -31,6 +31,7 @@ from verify.catalog import BUILT_IN_KEYS, Paper, add_paper
 from verify.errors import ParameterError, PluginError, VerifyError, did_you_mean
 from verify.families import FAMILIES, import_plugin, load_plugin
 from verify.families import family as get_family
+from verify.latex_input import parse_latex_expression
 from verify.model import (
     Application,
     Assumption,
@@ -46,11 +47,6 @@ from verify.model import (
 from verify.parsing import ALLOWED_FUNCTIONS, PARSER_NAMES, parse_expression, quantity_bind
 from verify.quantities import Quantity
 from verify.results import Verdict
-
-try:  # the LaTeX reader (verify.latex_input) is written beside this loader; `bound = '...'` needs it
-    from verify.latex_input import parse_latex_expression
-except ImportError:  # pragma: no cover - until it lands
-    parse_latex_expression = None
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -264,9 +260,6 @@ def _parse(text: str, table: Mapping[str, sp.Symbol], language: str, where: _Whe
     try:
         if language == "sympy":
             return parse_expression(text, table, condition=condition, what=what)
-        if parse_latex_expression is None:
-            raise ParameterError("LaTeX bounds need verify.latex_input, not in this installation; write the bound "
-                                 "as sympy = '...' instead")
         return parse_latex_expression(text, table, condition=condition, what=what)
     except VerifyError as err:
         raise where.error(" ".join(str(err).split())) from None
