@@ -5,11 +5,13 @@ Rényi integral (c > 1 HOLDS, c < 1 VIOLATED)."""
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import itertools
 import json
 import shutil
 import sys
+import types
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from pathlib import Path
 
@@ -378,3 +380,39 @@ def test_dask_workers_load_the_paper(tmp_path, capsys):
     assert code == 0, capsys.readouterr()
     assert {r["id"]: r["verdict"] for r in json.loads(out.read_text())["results"]} == {
         "daskpaper.lap": "VIOLATED", "daskpaper.gauss": "HOLDS"}
+
+
+def test_the_example_noxfile_sessions_run_verify_on_the_paper(tmp_path, monkeypatch, capsys):
+    """The sessions, with a stand-in for nox (not a test dependency): what they install and run; the report session's
+    command then runs here (a cheap subset of it) on a copy of the example."""
+    fake = types.ModuleType("nox")
+    fake.options, fake.session, fake.Session = types.SimpleNamespace(), (lambda fn: fn), object
+    monkeypatch.setitem(sys.modules, "nox", fake)
+    spec = importlib.util.spec_from_file_location("example_noxfile", EXAMPLE / "noxfile.py")
+    noxfile = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(noxfile)
+
+    class Session:
+        posargs: list[str] = []
+
+        def __init__(self) -> None:
+            self.installed, self.ran = [], []
+
+        def install(self, *args: str) -> None:
+            self.installed.append(args)
+
+        def run(self, *args: str) -> None:
+            self.ran.append(args)
+
+    report, tests = Session(), Session()
+    noxfile.paper(report)
+    noxfile.paper_tests(tests)
+    assert report.installed == [("dp-verify[report]",)] and tests.installed[0][0] == "dp-verify"
+    (command,) = report.ran
+    assert command[:4] == ("verify", "report", "--paper", "draft.verify.toml")
+    assert tests.ran == [("pytest", "draft.verify.toml", "--verify-falsify", "100")]
+    for name in ("draft.verify.toml", "my_families.py"):
+        shutil.copy(EXAMPLE / name, tmp_path / name)
+    monkeypatch.chdir(tmp_path)
+    assert main([*command[1:], "--only", "draft2026.lemma6", "--falsify", "0", "--quiet"]) == 0, capsys.readouterr()
+    assert (tmp_path / "reports" / "draft" / "report.md").is_file()

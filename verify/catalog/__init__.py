@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from verify import submodule
 from verify.catalog import abadi2016, bu2020, chen2024, chourasia2021, feldman2018, thudi2024, wang2021
 from verify.catalog_index import no_match
 from verify.errors import ParameterError, UnknownIdError, did_you_mean
@@ -57,6 +58,11 @@ def add_paper(paper: Paper) -> Paper:
     USER_PAPERS[key] = paper
     CATALOG.update((t.id, t) for t in paper.theorems)
     return paper
+
+
+def __getattr__(name: str) -> object:
+    """A submodule named as an attribute (`verify.catalog.paper_file`) is imported on first use."""
+    return submodule(__name__, name)
 
 
 def paper_keys() -> list[str]:
