@@ -314,6 +314,9 @@ def test_the_example_paper_report(tmp_path, capsys):
     html = (out / "index.html").read_text()
     assert "draft2026.lemma6" in html and "later literature" not in html
     assert (out / "plots" / "draft2026.thm8.quarter.svg").is_file()
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((Path(catalog.__file__).parents[1] / "reporting" / "results.schema.json").read_text())
+    jsonschema.validate(json.loads((out / "results.json").read_text()), schema)
 
 
 # --- the Python module form (--plugin), and the catalog's refusals ---
@@ -375,6 +378,7 @@ def test_dask_workers_load_the_paper(tmp_path, capsys):
                                        'sympy = "alpha/sigma**2"\nfamily = "sampled_gaussian"\nwhere = { q = "1" }\n'
                                        'grid = { alpha = [2], sigma = [1] }\nexpect = "HOLDS"\n'))
     out = tmp_path / "r.json"
+    paper_file._LOADED.clear()  # what earlier tests of this process loaded is theirs (the fixture restores it)
     code = main(["run", "--paper", str(path), "--executor", "dask", "--workers", "1", "--falsify", "0", "--quiet",
                  "--json", str(out)])
     assert code == 0, capsys.readouterr()

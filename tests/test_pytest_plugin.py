@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 # The plugin imports verify (and NumPy) only when a fixture is used. pytester's in-process runs drop the modules they
 # import, and NumPy cannot be loaded twice in one process: load the fixtures' modules here, outside the runs.
 import verify.testing.falsify  # noqa: F401
@@ -178,7 +180,22 @@ expect = "HOLDS"
 """
 
 
-def test_a_paper_file_is_a_test_module_and_a_misprint_shows_its_counterexample(pytester):
+@pytest.fixture
+def restored_catalog():
+    """The inner sessions add their papers to this process's catalog: taken out again after the test."""
+    import verify.catalog as catalog
+    from verify.catalog import paper_file
+
+    saved = [(d, dict(d)) for d in (catalog.CATALOG, catalog.USER_PAPERS)]
+    loaded = list(paper_file._LOADED)
+    yield
+    for d, copy in saved:
+        d.clear()
+        d.update(copy)
+    paper_file._LOADED[:] = loaded
+
+
+def test_a_paper_file_is_a_test_module_and_a_misprint_shows_its_counterexample(pytester, restored_catalog):
     """The Gaussian mechanism's R_alpha is alpha/(2 sigma^2) exactly (q = 1): half of it is violated at every point."""
     pytester.makefile(".verify.toml", draft=PAPER.format(key="pytestpaper"))
     result = pytester.runpytest("-p", "no:cacheprovider", "--verify-falsify", "0", "-rA")
@@ -188,7 +205,7 @@ def test_a_paper_file_is_a_test_module_and_a_misprint_shows_its_counterexample(p
                                  "*PASSED draft.verify.toml::pytestpaper.gaussian*"])
 
 
-def test_verify_paper_names_a_file_of_any_name_and_a_bad_one_is_one_collection_error(pytester):
+def test_verify_paper_names_a_file_of_any_name_and_a_bad_one_is_one_collection_error(pytester, restored_catalog):
     pytester.makefile(".toml", mine=PAPER.format(key="pytestpaper_option").replace(  # the misprint expected VIOLATED
         'sympy = "alpha/(4*sigma**2)"\nfamily = "sampled_gaussian"\nwhere = { q = "1" }\ngrid = { alpha = [2, 8], '
         'sigma = [1.0, 2.0] }\nexpect = "HOLDS"', 'sympy = "alpha/(4*sigma**2)"\nfamily = "sampled_gaussian"\n'
