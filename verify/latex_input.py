@@ -14,6 +14,8 @@ How names are read (every reading that is not unique is an error listing the can
     reading (`eps` in a bound without eps, not e*p*s) or with two (`ab` where a, b and ab are all symbols) is an error;
   * `e` and `\mathrm{e}` are Euler's number (`e^{x}` = exp(x)); where e is also a symbol of the bound, a bare `e` is
     ambiguous (an error): write `\mathrm{e}` or `\exp` for the number. `\pi` is pi;
+  * a function's argument is what follows in ( ), in { } (SymPy's `\log{\left(x \right)}^{2}` is log(x)**2),
+    or else the product that follows (`\log nK` = log(n*K), `\log n \cdot K` = log(n)*K);
   * a symbol before a parenthesis multiplies it (`T\epsilon(e^\epsilon - 1)`); a function is one of \exp, \log,
     \ln (natural logarithms both), \sqrt{..}, \sqrt[n]{..}, \min, \max (with ( ) or \{ \}), \Phi (the standard normal
     CDF), \Phi^{-1}, \erf, \erfc, \tanh (also as \operatorname{erfc} or \mathrm{erfc}), \lfloor\rfloor, \lceil\rceil,
@@ -83,12 +85,12 @@ sub: "_" "{" subpart+ "}"
 ?subpart: WORD | NUMBER | GREEK | WRAPPED | MINMAX
 arg: "{" expr "}" | NUMBER | WORD | GREEK
 ?fargs: "(" expr ")" -> paren
-     | nparg
+      | "{" expr "}" -> group
+      | nparg
 nparg: npower power*
 ?npower: npatom | npatom "^" "{" expr "}" -> pow
 ?npatom: NUMBER -> number
        | name
-       | "{" expr "}" -> group
        | FRAC arg arg -> frac
        | SQRT "{" expr "}" -> sqrt
        | FUNC fargs -> call
@@ -222,11 +224,12 @@ def _tidy(text: str, what: str) -> str:
 
 
 def _check_depth(tree: lark.Tree, what: str) -> None:
-    """At most twice parsing's nesting depth (each group adds two levels here), iteratively."""
+    """At most four times parsing's nesting depth (a group of TeX adds several levels here), checked iteratively:
+    the translation recurses along it, and parse_expression then checks the depth of the SymPy text."""
     stack = [(tree, 0)]
     while stack:
         node, depth = stack.pop()
-        if depth > 2 * _MAX_DEPTH:
+        if depth > 4 * _MAX_DEPTH:
             raise ParameterError(f"{what}: nested more than {_MAX_DEPTH} levels deep")
         stack.extend((c, depth + 1) for c in node.children if isinstance(c, lark.Tree))
 
@@ -237,8 +240,20 @@ _OPS = {"<": "<", ">": ">", r"\lt": "<", r"\gt": ">", r"\le": "<=", r"\leq": "<=
 
 
 def _wrap(text: str) -> str:
-    """`text` in parentheses unless it is a name or a number (so the SymPy text stays short)."""
-    return text if _ATOM.fullmatch(text) else f"({text})"
+    """`text` in parentheses unless it is a name, a number or already in parentheses (the SymPy text stays short)."""
+    return text if _ATOM.fullmatch(text) or _enclosed(text) else f"({text})"
+
+
+def _enclosed(text: str) -> bool:
+    """`text` is one parenthesised group: its first '(' closes at its last character."""
+    if not text.startswith("("):
+        return False
+    depth = 0
+    for k, c in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if depth == 0:
+            return k == len(text) - 1
+    return False
 
 
 class _Emitter:
@@ -287,14 +302,17 @@ class _Emitter:
     def _expr(self, node: lark.Tree, *children: Any) -> str:
         out = self.emit(children[0])
         for op, term in zip(children[1::2], children[2::2], strict=True):
-            out += f" {op} {self.emit(term)}"
+            out += f"{op}{self.emit(term)}"
         return out
 
     def _term(self, node: lark.Tree, *children: Any) -> str:
-        out = _wrap(self.emit(children[0]))
+        first = self.emit(children[0])
+        if len(children) == 1:
+            return first
+        out = _wrap(first)
         for op, factor in zip(children[1::2], children[2::2], strict=True):
             out += f"{'/' if str(op) in ('/', chr(92) + 'div') else '*'}{_wrap(self.emit(factor))}"
-        return out if len(children) > 1 else self.emit(children[0])
+        return out
 
     def _neg(self, node: lark.Tree, x: Any) -> str:
         return f"-{_wrap(self.emit(x))}"
@@ -324,7 +342,13 @@ class _Emitter:
     _group = _paren
 
     def _pow(self, node: lark.Tree, base: Any, exponent: Any) -> str:
-        return f"{_wrap(self.emit(base))}**{_wrap(self.emit(exponent))}"
+        """base^{exponent}; on a run of letters read as a product (`xe^{y}`) the power is the last factor's, as
+        TeX sets it."""
+        power, below = _wrap(self.emit(exponent)), self.emit(base)
+        factors = below.split("*") if isinstance(base, lark.Tree) and base.data == "name" else []
+        if len(factors) > 1:
+            return "*".join([*factors[:-1], f"{factors[-1]}**{power}"])
+        return f"{_wrap(below)}**{power}"
 
     def _arg(self, node: lark.Tree, x: Any) -> str:
         if isinstance(x, lark.Token):
@@ -345,16 +369,22 @@ class _Emitter:
     def _root(self, node: lark.Tree, cmd: Any, n: Any, x: Any) -> str:
         return f"{_wrap(self.emit(x))}**(1/{_wrap(self.emit(n))})"
 
+    def _inner(self, node: Any) -> str:
+        """A function's argument, without the parentheses or braces it came in."""
+        grouped = isinstance(node, lark.Tree) and node.data in ("paren", "group")
+        return self.emit(node.children[0] if grouped else node)
+
     def _call(self, node: lark.Tree, func: lark.Token, args: Any) -> str:
-        return f"{FUNCTIONS[str(func)[1:]]}({self.emit(args)})"
+        return f"{FUNCTIONS[str(func)[1:]]}({self._inner(args)})"
 
     def _powered_call(self, node: lark.Tree, func: lark.Token, exponent: Any, args: Any) -> str:
-        power = self.emit(exponent).replace(" ", "")
+        raw = self.emit(exponent)
+        power = raw.replace(" ", "")
         if str(func) == r"\Phi" and power in ("-1", "-(1)"):
-            return f"Phi_inv({self.emit(args)})"
+            return f"Phi_inv({self._inner(args)})"
         if str(func) == r"\Phi":
             self.fail(f"\\Phi^{{{power}}}: only \\Phi^{{-1}} (the normal quantile) is read")
-        return f"{FUNCTIONS[str(func)[1:]]}({self.emit(args)})**{_wrap(self.emit(exponent))}"
+        return f"{FUNCTIONS[str(func)[1:]]}({self._inner(args)})**{_wrap(raw)}"
 
     def _minmax(self, node: lark.Tree, func: lark.Token, *args: Any) -> str:
         return f"{'Max' if str(func) == chr(92) + 'max' else 'Min'}({', '.join(self.emit(a) for a in args)})"
