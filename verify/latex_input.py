@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import lark
@@ -112,7 +113,13 @@ SUM: /\\sum(?![A-Za-z])/
 %ignore /\s+/
 """.replace("GREEKS", "|".join(sorted(GREEK, key=len, reverse=True))).replace(
     "FUNCS", "|".join(sorted(FUNCTIONS, key=len, reverse=True)))
-_PARSER = lark.Lark(_GRAMMAR, parser="lalr", maybe_placeholders=False)
+
+
+@cache
+def _parser() -> lark.Lark:
+    """The LALR parser, built on first use (its tables take about half a second: importing this module stays light)."""
+    return lark.Lark(_GRAMMAR, parser="lalr", maybe_placeholders=False)
+
 
 _COMMANDS = frozenset({*GREEK, *FUNCTIONS, "min", "max", "frac", "dfrac", "tfrac", "binom", "dbinom", "tbinom",
                        "sqrt", "sum", "lfloor", "rfloor", "lceil", "rceil", "lvert", "rvert", "mathrm", "cdot",
@@ -165,7 +172,7 @@ def latex_to_text(text: str, symbols: Mapping[str, sp.Symbol], *, condition: boo
         raise ParameterError(f"{what}: longer than {_MAX_TEXT} characters ({len(text)})")
     tidy = _tidy(text, what)
     try:
-        tree = _PARSER.parse(tidy)
+        tree = _parser().parse(tidy)
     except lark.exceptions.UnexpectedInput as err:
         raise ParameterError(f"{what}: cannot read the LaTeX {_short(tidy)!r}: {_syntax(err, tidy)}") from None
     _check_depth(tree, what)
