@@ -66,6 +66,11 @@ NOTATION = [  # (LaTeX, the value it means, written by hand in mpmath)
      lambda v: M.ceil(v["x"]) + M.floor(v["y"]) + M.ceil(M.mpf(v["T"]) / 2)),
     (r"\sum_{k=1}^{T} \frac{1}{k^2}", lambda v: M.fsum(M.mpf(1) / k**2 for k in range(1, v["T"] + 1))),
     (r"\sum_{j=1}^T \eta j + 1", lambda v: M.fsum(v["eta"] * j for j in range(1, v["T"] + 1)) + 1),
+    (r"\min_{1 \le j \le K} (j - 3)^2 \cdot a + a", lambda v: min((j - 3) ** 2 * v["a"] for j in range(1, v["K"] + 1))
+     + v["a"]),
+    (r"\min_{2 \leq t \leq K + 1} \frac{\eta}{t} + \sum_{k=1}^{K} \min_{1 \le j \le k} j k",
+     lambda v: min(v["eta"] / t for t in range(2, v["K"] + 2))
+     + sum(min(j * k for j in range(1, k + 1)) for k in range(1, v["K"] + 1))),
     (r"T\epsilon(e^\epsilon - 1)", lambda v: v["T"] * v["eps"] * (M.exp(v["eps"]) - 1)),
     (r"2\sigma^2 + 2 \sigma^{2}", lambda v: 4 * v["sigma"] ** 2),
     (r"a\,b\;x\!y + a\quad b", lambda v: v["a"] * v["b"] * v["x"] * v["y"] + v["a"] * v["b"]),
@@ -149,6 +154,8 @@ def test_each_condition_means_what_the_paper_means(tex, meaning):
     (r"(x + 1)^{100000}", ["x"], "constant exponent"),
     (r"(x + 1)^{1000}", ["x"], "degree"),
     (r"\sum_{x=1}^{3} x", ["x"], "already a symbol"),
+    (r"\max_{1 \le t \le K} t", ["K"], "no maximum over a range"),
+    (r"\min_{1 \le t \le K} \frac{1}{t} + t", ["K"], "t is not a symbol"),  # the index is the body's only
     ("{" * 300 + "x" + "}" * 300, ["x"], "nested more than"),
     ("x+" * 1500 + "x", ["x"], "longer than"),
     ("a" * 41, ["a"], "a run of 41 letters"),

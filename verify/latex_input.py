@@ -20,7 +20,8 @@ How names are read (every reading that is not unique is an error listing the can
     \ln (natural logarithms both), \sqrt{..}, \sqrt[n]{..}, \min, \max (with ( ) or \{ \}), \Phi (the standard normal
     CDF), \Phi^{-1}, \erf, \erfc, \tanh (also as \operatorname{erfc} or \mathrm{erfc}), \lfloor\rfloor, \lceil\rceil,
     \lvert\rvert, \binom; any other name before a parenthesis is an error;
-  * `\sum_{k=1}^{T} body` is a finite sum (verify.bounds.FiniteSum) of the product that follows;
+  * `\sum_{k=1}^{T} body` is a finite sum (verify.bounds.FiniteSum) and `\min_{1 \le k \le K} body` a minimum
+    over the integers of the range (verify.bounds.RangeMin), of the product that follows (\cdot and / included);
   * a condition is comparisons (<, >, \le, \leq, \leqslant, \ge, \geq, \geqslant; chains such as 0 < \eta < 1)
     joined by `,`, `;`, \wedge, \land or \text{ and }.
 """
@@ -60,9 +61,11 @@ term: signed (MULOP signed)*
 ?signed: "-" signed -> neg
        | "+" signed
        | bigsum
+       | rangemin
        | product
 product: power+
 bigsum: SUM "_" "{" index "=" expr "}" "^" "{" expr "}" term
+rangemin: MINMAX "_" "{" expr REL expr REL expr "}" term
 index: WORD | GREEK
 ?power: atom | atom "^" "{" expr "}" -> pow
 ?atom: NUMBER -> number
@@ -246,6 +249,13 @@ _OPS = {"<": "<", ">": ">", r"\lt": "<", r"\gt": ">", r"\le": "<=", r"\leq": "<=
         r"\ge": ">=", r"\geq": ">=", r"\geqslant": ">="}
 
 
+def _plain_token(tree: Any) -> lark.Token | None:
+    """The WORD or GREEK token an expression consists of (no subscript, no operator), or None."""
+    while isinstance(tree, lark.Tree) and tree.data in ("expr", "term", "product", "name") and len(tree.children) == 1:
+        tree = tree.children[0]
+    return tree if isinstance(tree, lark.Token) and tree.type in ("WORD", "GREEK") else None
+
+
 def _wrap(text: str) -> str:
     """`text` in parentheses unless it is a name, a number or already in parentheses (the SymPy text stays short)."""
     return text if _ATOM.fullmatch(text) or _enclosed(text) else f"({text})"
@@ -406,17 +416,29 @@ class _Emitter:
         return f"Abs({self.emit(x)})"
 
     def _bigsum(self, node: lark.Tree, cmd: Any, index: lark.Tree, lo: Any, hi: Any, body: Any) -> str:
-        token = index.children[0]
+        return self._over_range("Sum", r"\sum", index.children[0], lo, hi, body)
+
+    def _rangemin(self, node: lark.Tree, cmd: Any, lo: Any, rel1: Any, index: Any, rel2: Any, hi: Any,
+                  body: Any) -> str:
+        r"""\min_{lo \le k \le hi} body: the least value over the integers k in [lo, hi] (bounds.RangeMin)."""
+        token = _plain_token(index)
+        if str(cmd) != r"\min" or token is None or {_OPS.get(str(rel1)), _OPS.get(str(rel2))} != {"<="}:
+            self.fail(r"a minimum over a range is written \min_{1 \le k \le K} followed by its body, k a new "
+                      "letter (no maximum over a range)")
+        return self._over_range("MinOver", r"\min", token, lo, hi, body)
+
+    def _over_range(self, function: str, shown: str, token: lark.Token, lo: Any, hi: Any, body: Any) -> str:
+        """Sum / MinOver(body, k, lo, hi): k a new name, known in the body only."""
         name = GREEK_NAMES[str(token)[1:]][0] if token.type == "GREEK" else str(token)
         if name in self.known:
-            self.fail(f"the index {name} of \\sum is already a symbol of this bound; use another letter")
+            self.fail(f"the index {name} of {shown} is already a symbol of this bound; use another letter")
         low, high = self.emit(lo), self.emit(hi)
         self.scope += (name,)
         try:
             inner = self.emit(body)
         finally:
             self.scope = self.scope[:-1]
-        return f"Sum({inner}, {name}, {low}, {high})"
+        return f"{function}({inner}, {name}, {low}, {high})"
 
     # ---- names -----------------------------------------------------------------------------------------------
 
