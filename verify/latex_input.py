@@ -22,6 +22,7 @@ How names are read (every reading that is not unique is an error listing the can
     \lvert\rvert, \binom; any other name before a parenthesis is an error;
   * `\sum_{k=1}^{T} body` is a finite sum (verify.bounds.FiniteSum) and `\min_{1 \le k \le K} body` a minimum
     over the integers of the range (verify.bounds.RangeMin), of the product that follows (\cdot and / included);
+  * a product written without an operator binds tighter than / (`a / b x` is a/(b x)), \cdot and \times as *;
   * a condition is comparisons (<, >, \le, \leq, \leqslant, \ge, \geq, \geqslant; chains such as 0 < \eta < 1)
     joined by `,`, `;`, \wedge, \land or \text{ and }.
 """
