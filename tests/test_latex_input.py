@@ -113,7 +113,7 @@ CONDITIONS = [  # (LaTeX, the condition it means, in Python)
     (r"\eta\lambda \le 1 \wedge x > y", lambda v: v["eta"] * v["lam"] <= 1 and v["x"] > v["y"]),
     (r"a < b \text{ and } x \geq y", lambda v: v["a"] < v["b"] and v["x"] >= v["y"]),
     (r"a \leq b \land x < 1; y \geqslant a", lambda v: v["a"] <= v["b"] and v["x"] < 1 and v["y"] >= v["a"]),
-    (r"a\leqslant b,\quad x > \frac{y}{2}", lambda v: v["a"] <= v["b"] and v["x"] > v["y"] / 2),
+    (r"a\leqslant b,\quad x > \frac{y}{2}.", lambda v: v["a"] <= v["b"] and v["x"] > v["y"] / 2),
 ]
 
 
@@ -156,7 +156,7 @@ def test_each_condition_means_what_the_paper_means(tex, meaning):
     (r"\sum_{x=1}^{3} x", ["x"], "already a symbol"),
     (r"\max_{1 \le t \le K} t", ["K"], "no maximum over a range"),
     (r"\min_{1 \le t \le K} \frac{1}{t} + t", ["K"], "t is not a symbol"),  # the index is the body's only
-    ("{" * 300 + "x" + "}" * 300, ["x"], "nested more than"),
+    ("{" * 300 + "x" + "}" * 300, ["x"], "nested too deeply"),
     ("x+" * 1500 + "x", ["x"], "longer than"),
     ("a" * 41, ["a"], "a run of 41 letters"),
     ("", ["x"], "empty"),
@@ -169,7 +169,8 @@ def test_bad_ambiguous_and_hostile_text_is_one_clear_error(tex, symbols, message
 
 @pytest.mark.parametrize(("tex", "message"), [
     (r"x", "not a condition"), (r"x = 1", "relation '=' is not allowed"), (r"x \ne 1", "not allowed"),
-    (r"x < 1,", "ends too early"),
+    (r"x < 1 \wedge", "ends too early"), (r"x < 1, \wedge", r"unexpected '\\wedge' at character 8 \(after 'x < 1,'\)"),
+    (r"x < 1,\;2x", "not a condition"),
 ])
 def test_bad_conditions_are_named(tex, message):
     with pytest.raises(ParameterError, match=message):

@@ -178,7 +178,7 @@ def latex_to_text(text: str, symbols: Mapping[str, sp.Symbol], *, condition: boo
     try:
         tree = _parser().parse(tidy)
     except lark.exceptions.UnexpectedInput as err:
-        raise ParameterError(f"{what}: cannot read the LaTeX {_short(tidy)!r}: {_syntax(err, tidy)}") from None
+        raise ParameterError(f"{what}: cannot read the LaTeX '{_short(tidy)}': {_syntax(err, tidy)}") from None
     _check_depth(tree, what)
     out = _Emitter(symbols, what).start(tree, condition)
     if len(out) > _MAX_TEXT:
@@ -187,6 +187,8 @@ def latex_to_text(text: str, symbols: Mapping[str, sp.Symbol], *, condition: boo
 
 
 def _short(text: str) -> str:
+    """`text` on one line, at most 60 characters (backslashes as typed: no repr)."""
+    text = " ".join(text.split())
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -197,7 +199,7 @@ def _syntax(err: lark.exceptions.UnexpectedInput, text: str) -> str:
             or getattr(token, "type", "") == "$END"):
         return "it ends too early (an unclosed brace or parenthesis, or a missing operand)"
     shown = str(token) if token is not None and str(token) else text[pos]
-    return f"unexpected {shown!r} at character {pos + 1} (after {_short(text[:pos].strip()[-30:])!r})"
+    return f"unexpected '{_short(shown)}' at character {pos + 1} (after '{_short(text[:pos].strip()[-30:])}')"
 
 
 def _tidy(text: str, what: str) -> str:
@@ -205,7 +207,7 @@ def _tidy(text: str, what: str) -> str:
     left a known one."""
     t = text.strip()
     for _ in range(2):  # `$x$.`: the punctuation, then the delimiters
-        t = re.sub(r"(?<=\D)[.,;]$|^[.,;]$", "", t).strip()
+        t = re.sub(r"[.,;]$", "", t).strip()
         t = re.sub(r"^(\$\$?|\\\(|\\\[)|(\$\$?|\\\)|\\\])$", "", t).strip()
     for pattern, repl in _TIDY:
         t = re.sub(pattern, repl, t)
@@ -241,7 +243,7 @@ def _check_depth(tree: lark.Tree, what: str) -> None:
     while stack:
         node, depth = stack.pop()
         if depth > 4 * _MAX_DEPTH:
-            raise ParameterError(f"{what}: nested more than {_MAX_DEPTH} levels deep")
+            raise ParameterError(f"{what}: nested too deeply (more than {4 * _MAX_DEPTH} levels of its syntax tree)")
         stack.extend((c, depth + 1) for c in node.children if isinstance(c, lark.Tree))
 
 
@@ -305,13 +307,13 @@ class _Emitter:
             sides = [self.emit(x) for x in items[0::2]]
             for k, op in enumerate(items[1::2]):
                 if str(op) not in _OPS:
-                    self.fail(f"the relation {str(op)!r} is not allowed; use <, \\le, >, \\ge")
+                    self.fail(f"the relation '{op}' is not allowed; use <, \\le, >, \\ge")
                 parts.append(f"({sides[k]} {_OPS[str(op)]} {sides[k + 1]})")
         return " & ".join(parts)
 
     def emit(self, node: Any) -> str:
         if isinstance(node, lark.Token):
-            self.fail(f"unexpected {str(node)!r}")
+            self.fail(f"unexpected '{node}'")
         method = getattr(self, f"_{node.data}", None)
         if method is None:
             self.fail(f"cannot read the construct '{node.data}'")
