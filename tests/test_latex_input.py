@@ -22,7 +22,7 @@ from verify.latex_input import latex_to_text, parse_latex_expression, reading
 from verify.model import evaluate
 from verify.testing.falsify import user_theorem
 
-NAMES = ("a b x y n K T eps eps0 sigma sigma_0 eta eta_t L_max lam delta p alpha gamma steps").split()
+NAMES = ("a b x y n K T eps eps0 sigma sigma_0 eta eta_t L_max lam delta p alpha gamma steps q S").split()
 SYMS = {n: sp.Symbol(n, positive=True) for n in NAMES}
 INTEGER = {"n", "K", "T"}
 
@@ -71,6 +71,12 @@ NOTATION = [  # (LaTeX, the value it means, written by hand in mpmath)
     (r"\min_{2 \leq t \leq K + 1} \frac{\eta}{t} + \sum_{k=1}^{K} \min_{1 \le j \le k} j k",
      lambda v: min(v["eta"] / t for t in range(2, v["K"] + 2))
      + sum(min(j * k for j in range(1, k + 1)) for k in range(1, v["K"] + 1))),
+    # as printed in papers: amplification by subsampling, noisy GD's contracting bound
+    (r"q^2 \binom{\alpha}{2} \min\left\{4(e^{\epsilon_0} - 1), 2e^{\epsilon_0}\right\}",
+     lambda v: v["q"] ** 2 * v["alpha"] * (v["alpha"] - 1) / 2 * min(4 * (M.exp(v["eps0"]) - 1), 2 * M.exp(v["eps0"]))),
+    (r"\frac{2 \alpha S^2}{n^2 \sigma^2 \lambda}\left(1 - e^{-\lambda\eta K/2}\right)",
+     lambda v: 2 * v["alpha"] * v["S"] ** 2 / (v["n"] ** 2 * v["sigma"] ** 2 * v["lam"])
+     * (1 - M.exp(-v["lam"] * v["eta"] * v["K"] / 2))),
     (r"T\epsilon(e^\epsilon - 1)", lambda v: v["T"] * v["eps"] * (M.exp(v["eps"]) - 1)),
     (r"2\sigma^2 + 2 \sigma^{2}", lambda v: 4 * v["sigma"] ** 2),
     (r"a\,b\;x\!y + a\quad b", lambda v: v["a"] * v["b"] * v["x"] * v["y"] + v["a"] * v["b"]),
@@ -145,6 +151,7 @@ def test_each_condition_means_what_the_paper_means(tex, meaning):
     (r"\frac{1}{", ["x"], "ends too early"),
     (r"x_{t+1}", ["x", "t"], "cannot read the LaTeX"),
     (r"x < 1", ["x"], "only allowed in conditions"),
+    (r"\varepsilon(\delta) = x", ["x", "delta"], "paste the right-hand side of '=' only"),
     (r"x, 1", ["x"], "only allowed in conditions"),
     (r"\Phi^{2}(x)", ["x"], r"only \\Phi\^\{-1\}"),
     (r"x 2", ["x"], "the number 2 follows a factor"),

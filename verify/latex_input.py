@@ -295,8 +295,9 @@ class _Emitter:
         relations = tree.children
         if not condition:
             if len(relations) > 1 or len(relations[0].children) > 1:
+                equation = len(relations) == 1 and str(relations[0].children[1]) == "="
                 self.fail("comparisons and lists are only allowed in conditions (--assume); a bound is one "
-                          "expression")
+                          "expression" + ("; paste the right-hand side of '=' only" if equation else ""))
             return self.emit(relations[0].children[0])
         parts = []
         for rel in relations:
