@@ -14,11 +14,15 @@ How names are read (every reading that is not unique is an error listing the can
     reading (`eps` in a bound without eps, not e*p*s) or with two (`ab` where a, b and ab are all symbols) is an error;
   * `e` and `\mathrm{e}` are Euler's number (`e^{x}` = exp(x)); where e is also a symbol of the bound, a bare `e` is
     ambiguous (an error): write `\mathrm{e}` or `\exp` for the number. `\pi` is pi;
+  * a function's argument is what follows in ( ), in { } (SymPy's `\log{\left(x \right)}^{2}` is log(x)**2),
+    or else the product that follows (`\log nK` = log(n*K), `\log n \cdot K` = log(n)*K);
   * a symbol before a parenthesis multiplies it (`T\epsilon(e^\epsilon - 1)`); a function is one of \exp, \log,
     \ln (natural logarithms both), \sqrt{..}, \sqrt[n]{..}, \min, \max (with ( ) or \{ \}), \Phi (the standard normal
     CDF), \Phi^{-1}, \erf, \erfc, \tanh (also as \operatorname{erfc} or \mathrm{erfc}), \lfloor\rfloor, \lceil\rceil,
     \lvert\rvert, \binom; any other name before a parenthesis is an error;
-  * `\sum_{k=1}^{T} body` is a finite sum (verify.bounds.FiniteSum) of the product that follows;
+  * `\sum_{k=1}^{T} body` is a finite sum (verify.bounds.FiniteSum) and `\min_{1 \le k \le K} body` a minimum
+    over the integers of the range (verify.bounds.RangeMin), of the product that follows (\cdot and / included);
+  * a product written without an operator binds tighter than / (`a / b x` is a/(b x)), \cdot and \times as *;
   * a condition is comparisons (<, >, \le, \leq, \leqslant, \ge, \geq, \geqslant; chains such as 0 < \eta < 1)
     joined by `,`, `;`, \wedge, \land or \text{ and }.
 """
@@ -28,6 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import lark
@@ -57,9 +62,11 @@ term: signed (MULOP signed)*
 ?signed: "-" signed -> neg
        | "+" signed
        | bigsum
+       | rangemin
        | product
 product: power+
 bigsum: SUM "_" "{" index "=" expr "}" "^" "{" expr "}" term
+rangemin: MINMAX "_" "{" expr REL expr REL expr "}" term
 index: WORD | GREEK
 ?power: atom | atom "^" "{" expr "}" -> pow
 ?atom: NUMBER -> number
@@ -83,12 +90,12 @@ sub: "_" "{" subpart+ "}"
 ?subpart: WORD | NUMBER | GREEK | WRAPPED | MINMAX
 arg: "{" expr "}" | NUMBER | WORD | GREEK
 ?fargs: "(" expr ")" -> paren
-     | nparg
+      | "{" expr "}" -> group
+      | nparg
 nparg: npower power*
 ?npower: npatom | npatom "^" "{" expr "}" -> pow
 ?npatom: NUMBER -> number
        | name
-       | "{" expr "}" -> group
        | FRAC arg arg -> frac
        | SQRT "{" expr "}" -> sqrt
        | FUNC fargs -> call
@@ -110,7 +117,13 @@ SUM: /\\sum(?![A-Za-z])/
 %ignore /\s+/
 """.replace("GREEKS", "|".join(sorted(GREEK, key=len, reverse=True))).replace(
     "FUNCS", "|".join(sorted(FUNCTIONS, key=len, reverse=True)))
-_PARSER = lark.Lark(_GRAMMAR, parser="lalr", maybe_placeholders=False)
+
+
+@cache
+def _parser() -> lark.Lark:
+    """The LALR parser, built on first use (its tables take about half a second: importing this module stays light)."""
+    return lark.Lark(_GRAMMAR, parser="lalr", maybe_placeholders=False)
+
 
 _COMMANDS = frozenset({*GREEK, *FUNCTIONS, "min", "max", "frac", "dfrac", "tfrac", "binom", "dbinom", "tbinom",
                        "sqrt", "sum", "lfloor", "rfloor", "lceil", "rceil", "lvert", "rvert", "mathrm", "cdot",
@@ -163,9 +176,9 @@ def latex_to_text(text: str, symbols: Mapping[str, sp.Symbol], *, condition: boo
         raise ParameterError(f"{what}: longer than {_MAX_TEXT} characters ({len(text)})")
     tidy = _tidy(text, what)
     try:
-        tree = _PARSER.parse(tidy)
+        tree = _parser().parse(tidy)
     except lark.exceptions.UnexpectedInput as err:
-        raise ParameterError(f"{what}: cannot read the LaTeX {_short(tidy)!r}: {_syntax(err, tidy)}") from None
+        raise ParameterError(f"{what}: cannot read the LaTeX '{_short(tidy)}': {_syntax(err, tidy)}") from None
     _check_depth(tree, what)
     out = _Emitter(symbols, what).start(tree, condition)
     if len(out) > _MAX_TEXT:
@@ -174,6 +187,8 @@ def latex_to_text(text: str, symbols: Mapping[str, sp.Symbol], *, condition: boo
 
 
 def _short(text: str) -> str:
+    """`text` on one line, at most 60 characters (backslashes as typed: no repr)."""
+    text = " ".join(text.split())
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -184,7 +199,7 @@ def _syntax(err: lark.exceptions.UnexpectedInput, text: str) -> str:
             or getattr(token, "type", "") == "$END"):
         return "it ends too early (an unclosed brace or parenthesis, or a missing operand)"
     shown = str(token) if token is not None and str(token) else text[pos]
-    return f"unexpected {shown!r} at character {pos + 1} (after {_short(text[:pos].strip()[-30:])!r})"
+    return f"unexpected '{_short(shown)}' at character {pos + 1} (after '{_short(text[:pos].strip()[-30:])}')"
 
 
 def _tidy(text: str, what: str) -> str:
@@ -192,7 +207,7 @@ def _tidy(text: str, what: str) -> str:
     left a known one."""
     t = text.strip()
     for _ in range(2):  # `$x$.`: the punctuation, then the delimiters
-        t = re.sub(r"(?<=\D)[.,;]$|^[.,;]$", "", t).strip()
+        t = re.sub(r"[.,;]$", "", t).strip()
         t = re.sub(r"^(\$\$?|\\\(|\\\[)|(\$\$?|\\\)|\\\])$", "", t).strip()
     for pattern, repl in _TIDY:
         t = re.sub(pattern, repl, t)
@@ -222,12 +237,13 @@ def _tidy(text: str, what: str) -> str:
 
 
 def _check_depth(tree: lark.Tree, what: str) -> None:
-    """At most twice parsing's nesting depth (each group adds two levels here), iteratively."""
+    """At most four times parsing's nesting depth (a group of TeX adds several levels here), checked iteratively:
+    the translation recurses along it, and parse_expression then checks the depth of the SymPy text."""
     stack = [(tree, 0)]
     while stack:
         node, depth = stack.pop()
-        if depth > 2 * _MAX_DEPTH:
-            raise ParameterError(f"{what}: nested more than {_MAX_DEPTH} levels deep")
+        if depth > 4 * _MAX_DEPTH:
+            raise ParameterError(f"{what}: nested too deeply (more than {4 * _MAX_DEPTH} levels of its syntax tree)")
         stack.extend((c, depth + 1) for c in node.children if isinstance(c, lark.Tree))
 
 
@@ -236,9 +252,28 @@ _OPS = {"<": "<", ">": ">", r"\lt": "<", r"\gt": ">", r"\le": "<=", r"\leq": "<=
         r"\ge": ">=", r"\geq": ">=", r"\geqslant": ">="}
 
 
+def _plain_token(tree: Any) -> lark.Token | None:
+    """The WORD or GREEK token an expression consists of (no subscript, no operator), or None."""
+    while isinstance(tree, lark.Tree) and tree.data in ("expr", "term", "product", "name") and len(tree.children) == 1:
+        tree = tree.children[0]
+    return tree if isinstance(tree, lark.Token) and tree.type in ("WORD", "GREEK") else None
+
+
 def _wrap(text: str) -> str:
-    """`text` in parentheses unless it is a name or a number (so the SymPy text stays short)."""
-    return text if _ATOM.fullmatch(text) else f"({text})"
+    """`text` in parentheses unless it is a name, a number or already in parentheses (the SymPy text stays short)."""
+    return text if _ATOM.fullmatch(text) or _enclosed(text) else f"({text})"
+
+
+def _enclosed(text: str) -> bool:
+    """`text` is one parenthesised group: its first '(' closes at its last character."""
+    if not text.startswith("("):
+        return False
+    depth = 0
+    for k, c in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(c, 0)
+        if depth == 0:
+            return k == len(text) - 1
+    return False
 
 
 class _Emitter:
@@ -260,8 +295,9 @@ class _Emitter:
         relations = tree.children
         if not condition:
             if len(relations) > 1 or len(relations[0].children) > 1:
+                equation = len(relations) == 1 and str(relations[0].children[1]) == "="
                 self.fail("comparisons and lists are only allowed in conditions (--assume); a bound is one "
-                          "expression")
+                          "expression" + ("; paste the right-hand side of '=' only" if equation else ""))
             return self.emit(relations[0].children[0])
         parts = []
         for rel in relations:
@@ -272,13 +308,13 @@ class _Emitter:
             sides = [self.emit(x) for x in items[0::2]]
             for k, op in enumerate(items[1::2]):
                 if str(op) not in _OPS:
-                    self.fail(f"the relation {str(op)!r} is not allowed; use <, \\le, >, \\ge")
+                    self.fail(f"the relation '{op}' is not allowed; use <, \\le, >, \\ge")
                 parts.append(f"({sides[k]} {_OPS[str(op)]} {sides[k + 1]})")
         return " & ".join(parts)
 
     def emit(self, node: Any) -> str:
         if isinstance(node, lark.Token):
-            self.fail(f"unexpected {str(node)!r}")
+            self.fail(f"unexpected '{node}'")
         method = getattr(self, f"_{node.data}", None)
         if method is None:
             self.fail(f"cannot read the construct '{node.data}'")
@@ -287,14 +323,17 @@ class _Emitter:
     def _expr(self, node: lark.Tree, *children: Any) -> str:
         out = self.emit(children[0])
         for op, term in zip(children[1::2], children[2::2], strict=True):
-            out += f" {op} {self.emit(term)}"
+            out += f"{op}{self.emit(term)}"
         return out
 
     def _term(self, node: lark.Tree, *children: Any) -> str:
-        out = _wrap(self.emit(children[0]))
+        first = self.emit(children[0])
+        if len(children) == 1:
+            return first
+        out = _wrap(first)
         for op, factor in zip(children[1::2], children[2::2], strict=True):
             out += f"{'/' if str(op) in ('/', chr(92) + 'div') else '*'}{_wrap(self.emit(factor))}"
-        return out if len(children) > 1 else self.emit(children[0])
+        return out
 
     def _neg(self, node: lark.Tree, x: Any) -> str:
         return f"-{_wrap(self.emit(x))}"
@@ -324,7 +363,13 @@ class _Emitter:
     _group = _paren
 
     def _pow(self, node: lark.Tree, base: Any, exponent: Any) -> str:
-        return f"{_wrap(self.emit(base))}**{_wrap(self.emit(exponent))}"
+        """base^{exponent}; on a run of letters read as a product (`xe^{y}`) the power is the last factor's, as
+        TeX sets it."""
+        power, below = _wrap(self.emit(exponent)), self.emit(base)
+        factors = below.split("*") if isinstance(base, lark.Tree) and base.data == "name" else []
+        if len(factors) > 1:
+            return "*".join([*factors[:-1], f"{factors[-1]}**{power}"])
+        return f"{_wrap(below)}**{power}"
 
     def _arg(self, node: lark.Tree, x: Any) -> str:
         if isinstance(x, lark.Token):
@@ -345,16 +390,22 @@ class _Emitter:
     def _root(self, node: lark.Tree, cmd: Any, n: Any, x: Any) -> str:
         return f"{_wrap(self.emit(x))}**(1/{_wrap(self.emit(n))})"
 
+    def _inner(self, node: Any) -> str:
+        """A function's argument, without the parentheses or braces it came in."""
+        grouped = isinstance(node, lark.Tree) and node.data in ("paren", "group")
+        return self.emit(node.children[0] if grouped else node)
+
     def _call(self, node: lark.Tree, func: lark.Token, args: Any) -> str:
-        return f"{FUNCTIONS[str(func)[1:]]}({self.emit(args)})"
+        return f"{FUNCTIONS[str(func)[1:]]}({self._inner(args)})"
 
     def _powered_call(self, node: lark.Tree, func: lark.Token, exponent: Any, args: Any) -> str:
-        power = self.emit(exponent).replace(" ", "")
+        raw = self.emit(exponent)
+        power = raw.replace(" ", "")
         if str(func) == r"\Phi" and power in ("-1", "-(1)"):
-            return f"Phi_inv({self.emit(args)})"
+            return f"Phi_inv({self._inner(args)})"
         if str(func) == r"\Phi":
             self.fail(f"\\Phi^{{{power}}}: only \\Phi^{{-1}} (the normal quantile) is read")
-        return f"{FUNCTIONS[str(func)[1:]]}({self.emit(args)})**{_wrap(self.emit(exponent))}"
+        return f"{FUNCTIONS[str(func)[1:]]}({self._inner(args)})**{_wrap(raw)}"
 
     def _minmax(self, node: lark.Tree, func: lark.Token, *args: Any) -> str:
         return f"{'Max' if str(func) == chr(92) + 'max' else 'Min'}({', '.join(self.emit(a) for a in args)})"
@@ -369,17 +420,29 @@ class _Emitter:
         return f"Abs({self.emit(x)})"
 
     def _bigsum(self, node: lark.Tree, cmd: Any, index: lark.Tree, lo: Any, hi: Any, body: Any) -> str:
-        token = index.children[0]
+        return self._over_range("Sum", r"\sum", index.children[0], lo, hi, body)
+
+    def _rangemin(self, node: lark.Tree, cmd: Any, lo: Any, rel1: Any, index: Any, rel2: Any, hi: Any,
+                  body: Any) -> str:
+        r"""\min_{lo \le k \le hi} body: the least value over the integers k in [lo, hi] (bounds.RangeMin)."""
+        token = _plain_token(index)
+        if str(cmd) != r"\min" or token is None or {_OPS.get(str(rel1)), _OPS.get(str(rel2))} != {"<="}:
+            self.fail(r"a minimum over a range is written \min_{1 \le k \le K} followed by its body, k a new "
+                      "letter (no maximum over a range)")
+        return self._over_range("MinOver", r"\min", token, lo, hi, body)
+
+    def _over_range(self, function: str, shown: str, token: lark.Token, lo: Any, hi: Any, body: Any) -> str:
+        """Sum / MinOver(body, k, lo, hi): k a new name, known in the body only."""
         name = GREEK_NAMES[str(token)[1:]][0] if token.type == "GREEK" else str(token)
         if name in self.known:
-            self.fail(f"the index {name} of \\sum is already a symbol of this bound; use another letter")
+            self.fail(f"the index {name} of {shown} is already a symbol of this bound; use another letter")
         low, high = self.emit(lo), self.emit(hi)
         self.scope += (name,)
         try:
             inner = self.emit(body)
         finally:
             self.scope = self.scope[:-1]
-        return f"Sum({inner}, {name}, {low}, {high})"
+        return f"{function}({inner}, {name}, {low}, {high})"
 
     # ---- names -----------------------------------------------------------------------------------------------
 
