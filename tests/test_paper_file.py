@@ -99,18 +99,20 @@ def _paper(key: str, theorems: str, family_plugin: bool = True) -> str:
 
 @settings(max_examples=examples(6, 40), deadline=None)
 @given(fam=st.sampled_from([GAUSS, LAPLACE]), factor=st.sampled_from(FACTORS), latex=st.booleans(),
+       side=st.sampled_from(["upper", "lower"]),
        alphas=st.lists(st.sampled_from([1.5, 2.0, 3.0, 8.0]), min_size=1, max_size=2, unique=True),
        scales=st.lists(st.sampled_from([0.5, 1.0, 2.0]), min_size=1, max_size=2, unique=True))
-def test_generated_papers_get_the_verdicts_known_independently(tmp_path_factory, fam, factor, latex, alphas, scales):
+def test_generated_papers_get_the_verdicts_known_independently(tmp_path_factory, fam, factor, latex, side, alphas,
+                                                               scales):
     text, tex, c = factor
     for a, s in itertools.product(alphas, scales):  # the formula is the divergence: quadrature of its integral
         assert fam["formula"](a, s) == pytest.approx(float(fam["reference"](a, s)), rel=1e-12)
-    expect = "HOLDS" if c > 1 else "VIOLATED"
+    expect = "HOLDS" if (c > 1) == (side == "upper") else "VIOLATED"
     bound = f"bound = '{tex} {fam['latex']}'" if latex else f'sympy = "{text}*({fam["sympy"]})"'
     key = _new_key()
     path = tmp_path_factory.mktemp("paper") / f"{key}.verify.toml"
     path.write_text(_paper(key, f'[[theorem]]\nid = "claim"\nresult = "Theorem 1"\n{bound}\n'
-                                f'family = "{fam["family"]}"\nwhere = {fam["where"]}\n'
+                                f'side = "{side}"\nfamily = "{fam["family"]}"\nwhere = {fam["where"]}\n'
                                 f'grid = {{ alpha = {alphas}, {fam["scale"]} = {scales} }}\nexpect = "{expect}"\n'))
     with restored():
         paper = paper_file.load_paper_file(path)
