@@ -27,7 +27,7 @@ MINIMUMS = ("sympy==1.12", "numpy==1.26.0", "scipy==1.11.1", "mpmath==1.3.0", "a
             "jinja2==3.1.2", "dp-accounting==0.6.0", "prv-accountant==0.2.0",
             "dask[distributed]==2024.1.0", "tqdm==4.66.0", "psutil==5.9.5",
             "pebble==5.0.2", "build==1.0.3", "twine==5.0.0", "mkdocs==1.6.0", "mkdocstrings[python]==0.28.0",
-            "pymdown-extensions==10.0")
+            "pymdown-extensions==10.0", "lark==1.0.0", "tomli==2.0.1; python_version < '3.11'")
 
 
 @nox.session

@@ -31,6 +31,8 @@ API_MODULES = {
     "verify.truth.numbers": "the number system of closed forms: num(), arb_numbers",
     "verify.results": "Truth, PointResult, Verdict and the results of a run",
     "verify.parsing": "the bound language's parser",
+    "verify.latex_input": "LaTeX input: parse_latex_expression, reading",
+    "verify.catalog.paper_file": "paper files: load_paper_file, load_module",
     "verify.accountant": "the DP-SGD accountant: epsilon, delta, calibrate",
     "verify.testing": "assert_bound_holds, falsify",
     "verify.testing.falsify": "the falsifier: falsify, falsify_outcome, SearchOutcome, Counterexample",

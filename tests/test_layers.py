@@ -19,6 +19,7 @@ LAYERS: dict[str, int] = {
     "verify.display": 0, "verify.truth.numbers": 0, "verify.recursion": 0, "verify.stable_powers": 0,
     # 1 data model: results, theorems and families as plain data, bounds and their parser
     "verify.results": 1, "verify.model": 1, "verify.bounds": 1, "verify.parsing": 1,
+    "verify.latex_input": 1,
     # 2 engines: ground truths, the bounds' interval certification, the accountant
     "verify.truth": 2, "verify.certify": 2, "verify.accountant": 2,
     # 3 declarations: the built-in families and the catalog of theorems

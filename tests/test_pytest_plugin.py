@@ -6,9 +6,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 # The plugin imports verify (and NumPy) only when a fixture is used. pytester's in-process runs drop the modules they
 # import, and NumPy cannot be loaded twice in one process: load the fixtures' modules here, outside the runs.
 import verify.testing.falsify  # noqa: F401
+import verify.testing.paper_items  # noqa: F401
 
 pytest_plugins = ["pytester"]
 README = Path(__file__).resolve().parent.parent / "docs" / "guides" / "pytest-plugin.md"
@@ -150,3 +153,69 @@ def test_an_undecided_search_lists_its_uncertified_points_in_the_report(pytester
     result.stdout.fnmatch_lines(["*verify uncertified points*", "*points look violated in floating point, not "
                                  "certified (rigorous re-check capped at 0.2 s)*", "*x=*: bound * vs truth * (ratio "
                                  "0.03333); uncertified: *DeadlineExceeded*"])
+
+
+PAPER = """
+[paper]
+key = "{key}"
+title = "A paper under pytest"
+
+[[theorem]]
+id = "gaussian"
+result = "Lemma 1"
+bound = '\\frac{{\\alpha}}{{2\\sigma^2}}'
+family = "sampled_gaussian"
+where = {{ q = "1" }}
+grid = {{ alpha = [2, 8], sigma = [1.0, 2.0] }}
+expect = "HOLDS"
+
+[[theorem]]
+id = "misprint"
+result = "Lemma 2"
+sympy = "alpha/(4*sigma**2)"
+family = "sampled_gaussian"
+where = {{ q = "1" }}
+grid = {{ alpha = [2, 8], sigma = [1.0, 2.0] }}
+expect = "HOLDS"
+"""
+
+
+@pytest.fixture
+def restored_catalog():
+    """The inner sessions add their papers to this process's catalog: taken out again after the test."""
+    import verify.catalog as catalog
+    from verify.catalog import paper_file
+
+    saved = [(d, dict(d)) for d in (catalog.CATALOG, catalog.USER_PAPERS)]
+    loaded = list(paper_file._LOADED)
+    yield
+    for d, copy in saved:
+        d.clear()
+        d.update(copy)
+    paper_file._LOADED[:] = loaded
+
+
+def test_a_paper_file_is_a_test_module_and_a_misprint_shows_its_counterexample(pytester, restored_catalog):
+    """The Gaussian mechanism's R_alpha is alpha/(2 sigma^2) exactly (q = 1): half of it is violated at every point."""
+    pytester.makefile(".verify.toml", draft=PAPER.format(key="pytestpaper"))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--verify-falsify", "0", "-rA")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*pytestpaper.misprint on sampled_gaussian: VIOLATED, expected HOLDS*",
+                                 "*certified counterexample: alpha=*", "*certified VIOLATED: truth in*",
+                                 "*PASSED draft.verify.toml::pytestpaper.gaussian*"])
+
+
+def test_verify_paper_names_a_file_of_any_name_and_a_bad_one_is_one_collection_error(pytester, restored_catalog):
+    pytester.makefile(".toml", mine=PAPER.format(key="pytestpaper_option").replace(  # the misprint expected VIOLATED
+        'sympy = "alpha/(4*sigma**2)"\nfamily = "sampled_gaussian"\nwhere = { q = "1" }\ngrid = { alpha = [2, 8], '
+        'sigma = [1.0, 2.0] }\nexpect = "HOLDS"', 'sympy = "alpha/(4*sigma**2)"\nfamily = "sampled_gaussian"\n'
+        'where = { q = "1" }\ngrid = { alpha = [2, 8], sigma = [1.0, 2.0] }\nexpect = "VIOLATED"'))
+    result = pytester.runpytest("-p", "no:cacheprovider", "--verify-falsify", "0", "--verify-paper", "mine.toml")
+    result.assert_outcomes(passed=2)
+    pytester.makefile(".verify.toml", broken=PAPER.format(key="pytestpaper_broken").replace('"sampled_gaussian"',
+                                                                                            '"sampled_gausian"', 1))
+    result = pytester.runpytest("-p", "no:cacheprovider", "broken.verify.toml")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*broken.verify.toml: theorem 'gaussian', key 'family': no family "
+                                 "'sampled_gausian' (did you mean 'sampled_gaussian'*"])
+    assert "Traceback" not in result.stdout.str()

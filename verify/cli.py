@@ -14,7 +14,7 @@ import sys
 import textwrap
 import traceback
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TextIO
 
@@ -210,7 +210,7 @@ def _wrapped(text: str) -> str:
 def cmd_list(args: argparse.Namespace) -> int:
     from verify.catalog_index import entries, entry_text, no_match
 
-    listed = None if args.json else entries()
+    listed = None if args.json or args.papers else entries()
     if listed is not None:  # the shipped listing matches these sources: no SymPy, no catalog build
         chosen = [e for e in listed if not args.only or any(e["id"] == s or e["id"].startswith(s + ".")
                                                             for s in args.only)]
@@ -221,7 +221,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         return 0
     from verify.catalog import select
 
-    theorems = select(args.only)
+    theorems = select(args.only or args.papers)
     if args.json:
         from verify.reporting.results_json import theorem_summary
 
@@ -246,8 +246,10 @@ def cmd_certify(args: argparse.Namespace) -> int:
         parse_box,
         run_claim,
     )
+    from verify.latex_input import parse_latex_expression, reading
     from verify.parsing import parse_expression
 
+    readings: dict[str, dict[str, str]] = {}
     if args.list and args.json:
         _print_json([{"id": c.id, "description": c.description, "lhs": sp.sstr(c.lhs), "relation": c.relation,
                       "rhs": sp.sstr(c.rhs), "box": {k: list(v) for k, v in c.box.items()},
@@ -279,17 +281,22 @@ def cmd_certify(args: argparse.Namespace) -> int:
             box = parse_box(args.box)
             known = _known_symbols()
             syms = {name: known.get(name, sp.Symbol(name, real=True)) for name in box}
-            lhs = parse_expression(args.lhs, syms, what="--lhs")
-            rhs = parse_expression(args.rhs, syms, what="--rhs")
-            cond = parse_expression(args.assume, syms, condition=True, what="--assume") if args.assume else None
+            read = parse_latex_expression if args.latex else parse_expression
+            lhs = read(args.lhs, syms, what="--lhs")
+            rhs = read(args.rhs, syms, what="--rhs")
+            cond = read(args.assume, syms, condition=True, what="--assume") if args.assume else None
+            readings = {k: reading(e).to_dict() for k, e in (("lhs", lhs), ("rhs", rhs), ("assume", cond))
+                        if args.latex and e is not None}
             cert = certify(lhs, rhs, box, _normalize_relation(args.relation), assumptions=cond, **limits)
     except ValueError as err:  # a malformed number in the options: bad input, not a bug
         raise ParameterError(str(err)) from None
     if args.json:
         from verify.reporting.results_json import json_safe  # the results files' strict-JSON convention
 
-        print(json.dumps(json_safe(cert.to_dict()), indent=2, allow_nan=False))
+        print(json.dumps(json_safe({**cert.to_dict(), **({"reading": readings} if readings else {})}), indent=2,
+                         allow_nan=False))
     else:
+        _print_reading(readings)
         print(_wrapped(cert.summary()))
     return {CERTIFIED: exitcodes.OK, COUNTEREXAMPLE: exitcodes.UNEXPECTED, INCONCLUSIVE: exitcodes.INCONCLUSIVE}[
         cert.status]
@@ -347,7 +354,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_results_path(Path(args.json))
     bar = ProgressBar(enabled=not args.quiet and sys.stderr.isatty())
     try:
-        outcome = run(args.only, lambda t, i, total: bar("checks", t.id, i, total), seed=args.seed,
+        outcome = run(args.only or args.papers, lambda t, i, total: bar("checks", t.id, i, total), seed=args.seed,
                       falsify=args.falsify, workers=args.workers, executor=args.executor, scheduler=args.scheduler,
                       cache=args.cache, cache_size=args.cache_size)
     finally:
@@ -396,7 +403,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     _hypothesis_cache()
     bar = ProgressBar(enabled=not args.quiet and sys.stderr.isatty())
     try:  # a SIGTERM unwinds through build_report, which removes the partial report folder (verify.stopping)
-        report = build_report(args.only, args.out, seed=args.seed, backend=args.backend, progress=bar,
+        report = build_report(args.only or args.papers, args.out, seed=args.seed, backend=args.backend, progress=bar,
                               workers=args.workers, falsify=args.falsify, executor=args.executor,
                               scheduler=args.scheduler, single_file=args.single_file, cache=args.cache,
                               cache_size=args.cache_size)
@@ -499,7 +506,7 @@ def cmd_falsify(args: argparse.Namespace) -> int:
         hints = "".join(did_you_mean(u, known) for u in unknown)
         raise ParameterError(f"--fix pins a parameter of family {args.family}; {', '.join(unknown)} is not "
                              f"one{hints} (its parameters: {', '.join(sorted(known))})")
-    _check_inputs(args.assume, fixed)
+    _check_inputs([] if args.latex else args.assume, fixed)
     from verify.progress import ProgressBar
 
     bar = ProgressBar(enabled=not args.json and sys.stderr.isatty(), budget_s=args.budget)  # it bounds the search
@@ -509,12 +516,14 @@ def cmd_falsify(args: argparse.Namespace) -> int:
                                   seed=args.seed, quantity=args.quantity, bind=dict(args.bind), defaults=fixed,
                                   max_examples=args.max_examples, conventions=args.convention, symbols=args.symbol,
                                   integers=args.integer, progress=lambda label, i, n: bar("search", label, i, n),
-                                  region=not args.whole_domain)
+                                  region=not args.whole_domain, latex=args.latex)
     finally:
         bar.close()
     if args.json:
         _print_json(outcome.to_dict())
-    elif outcome.counterexample is None and outcome.suspects:  # the evidence, before the verdict (exit 3)
+    else:
+        _print_reading(outcome.reading)
+    if not args.json and outcome.counterexample is None and outcome.suspects:  # the evidence, before the verdict
         print(_wrapped(outcome.suspects_text()))
     require_checked(outcome, needed)
     if outcome.counterexample is None:
@@ -527,6 +536,14 @@ def cmd_falsify(args: argparse.Namespace) -> int:
         print(_wrapped(str(outcome.counterexample)))
         print(_wrapped(_floored_note(outcome.counterexample, args.family, args.quantity)), end="")
     return exitcodes.UNEXPECTED
+
+
+def _print_reading(read: Mapping[str, object]) -> None:
+    """What --latex input was read as: a line per text, SymPy and LaTeX (verify.latex_input.Reading)."""
+    for key, value in read.items():
+        for k, r in enumerate(value if isinstance(value, list) else [value]):
+            label = f"{key} {k + 1}" if isinstance(value, list) else key
+            print(_wrapped(f"read {label} as {r['sympy']}   [LaTeX: {r['latex']}]"))
 
 
 def _check_inputs(assume: Sequence[str], fixed: dict[str, float]) -> None:
@@ -639,10 +656,22 @@ def _assignment(text: str) -> tuple[str, str]:
     return name.strip(), value.strip()
 
 
+def _latex_option(p: argparse.ArgumentParser, which: str) -> None:
+    p.add_argument("--latex", action="store_true", help=f"read {which} as LaTeX pasted from a paper, e.g. "
+                   r"'\frac{\alpha S^2 \eta K}{4 n^2 \sigma^2}' or '\eta\lambda < 1, K \ge 2'; what it was read "
+                   "as is printed (and in --json)")
+
+
 def _plugin_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--plugin", action="append", default=argparse.SUPPRESS, metavar="MODULE",
                    help="import MODULE (a dotted name, or a path to a .py file) and register the instance families "
-                        "it declares (repeatable)")
+                        "it declares, and its THEOREMS as a paper (repeatable)")
+
+
+def _paper_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--paper", action="append", default=[], metavar="FILE", type=_usable_path,
+                   help="a paper file (TOML, README \"Your paper, checked\"): its theorems join the catalog, and "
+                        "only they are checked unless --only selects (repeatable)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -654,6 +683,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("list", help="list catalog entries")
     p.add_argument("only", nargs="*", help="ids or paper keys (e.g. chourasia2021)")
     p.add_argument("--json", action="store_true", help="print each entry's full description as JSON")
+    _plugin_option(p)
+    _paper_option(p)
     p.set_defaults(fn=cmd_list)
 
     p = sub.add_parser("check", help="check one entry at one parameter point")
@@ -664,6 +695,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the point's result as JSON")
     _recheck_option(p, "20")
     _plugin_option(p)
+    _paper_option(p)
     p.set_defaults(fn=cmd_check)
 
     p = sub.add_parser("run", help="check every entry over its default grid; exit 1 on an unexpected verdict")
@@ -676,6 +708,8 @@ def build_parser() -> argparse.ArgumentParser:
     _falsify_option(p)
     _executor_options(p)
     _cache_option(p)
+    _plugin_option(p)
+    _paper_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(fn=cmd_run)
 
@@ -693,6 +727,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--single-file", action="store_true", help="also write report.html: the whole report in one "
                    "self-contained file (styles, fonts and plots inlined) to send or archive")
     _cache_option(p)
+    _plugin_option(p)
+    _paper_option(p)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(fn=cmd_report)
 
@@ -740,6 +776,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fix", action="append", default=[], type=_param, metavar="NAME=VALUE",
                    help="pin a family parameter at a value during the search (repeatable)")
     p.add_argument("--json", action="store_true", help="print the search's full record as JSON")
+    _latex_option(p, "the bound and --assume (--bind, --symbol and --fix stay SymPy text)")
     _plugin_option(p)
     p.set_defaults(fn=cmd_falsify)
 
@@ -787,6 +824,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-width", type=float, default=1e-10, help="relative box width not bisected further "
                    "(default 1e-10)")
     p.add_argument("--prec", type=int, default=128, help="Arb working precision in bits (default 128)")
+    _latex_option(p, "--lhs, --rhs and --assume")
     p.set_defaults(fn=cmd_certify)
 
     p = sub.add_parser("conventions", help="list the named conventions (--convention of falsify)")
@@ -943,16 +981,20 @@ def _dispatch(argv: list[str]) -> int:
 
 
 def _load_plugins(args: argparse.Namespace) -> None:
-    """Register the families of installed plugins and of each --plugin (none for a command that reads no family and
-    names no --plugin: it need not import the families)."""
-    modules = getattr(args, "plugin", [])
-    if not modules and args.command in NO_FAMILIES:
+    """Register the families of installed plugins and of each --plugin, and add each --paper and --plugin paper to the
+    catalog (`args.papers`: their keys, the default selection). Nothing for a command that reads no family and names
+    no --plugin or --paper: it need not import the families."""
+    modules, files = getattr(args, "plugin", []), getattr(args, "paper", [])
+    args.papers = []
+    if not modules and not files and args.command in NO_FAMILIES:
         return
-    from verify.families import load_entry_points, load_plugin
+    from verify.catalog import paper_file
+    from verify.families import load_entry_points
 
     load_entry_points()
-    for module in modules:
-        load_plugin(module)
+    paper_file.load_entry_points()
+    papers = [paper_file.load_module(m) for m in modules] + [paper_file.load_paper_file(f) for f in files]
+    args.papers = list(dict.fromkeys(p.key for p in papers if p is not None))
 
 
 if __name__ == "__main__":

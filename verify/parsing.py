@@ -15,9 +15,10 @@ from __future__ import annotations
 import ast
 import builtins
 import math
+import re
 import statistics
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import mpmath
@@ -26,7 +27,8 @@ import sympy as sp
 from verify.bounds import FiniteSum, RangeMin, binomial, harmonic, index_symbol
 from verify.errors import DeadlineExceeded, ParameterError, did_you_mean
 from verify.limits import deadline
-from verify.model import is_condition
+from verify.model import Family, FromFamily, is_condition
+from verify.quantities import Quantity
 
 ALLOWED_FUNCTIONS: dict[str, Any] = {
     "exp": sp.exp, "log": sp.log, "sqrt": sp.sqrt, "erf": sp.erf, "erfc": sp.erfc, "Abs": sp.Abs, "Max": sp.Max,
@@ -429,3 +431,32 @@ def parse_expression(text: str, symbols: Mapping[str, sp.Symbol], *, condition: 
     elif not isinstance(out, sp.Expr):
         raise ParameterError(f"{what}: expected an expression, got {sp.sstr(out)}")
     return out
+
+
+_QUANTITY_CALL = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*$", re.S)
+
+
+def quantity_bind(text: str, fam: Family, parse: Callable[[str], sp.Basic],
+                  what: str = "--bind") -> FromFamily | None:
+    """`renyi(alpha=a)`: the family's own quantity at other arguments (keywords are its parameters, values expressions
+    that `parse` reads), for `--bind NAME=...` and a paper file's `where`; None where the text is not such a call.
+    Errors are ParameterErrors naming `what` and the text."""
+    match = _QUANTITY_CALL.match(text)
+    if match is None or match.group(1) not in {q.value for q in fam.truths}:
+        return None
+    quantity = Quantity(match.group(1))
+    try:
+        call = ast.parse(f"f({match.group(2)})", mode="eval").body
+    except SyntaxError:
+        raise ParameterError(f"{what} {text}: write the arguments as {quantity.value}(name=expr, ...)") from None
+    if call.args:
+        raise ParameterError(f"{what} {text}: give {quantity.value}'s arguments by name, e.g. "
+                             f"{quantity.value}({fam.parameter_names(quantity)[0]}=...)")
+    allowed = set(fam.parameter_names(quantity))
+    at = {}
+    for kw in call.keywords:
+        if kw.arg not in allowed:
+            raise ParameterError(f"{what} {text}: '{kw.arg}' is not a parameter of {fam.name}'s {quantity.value} "
+                                 f"({', '.join(sorted(allowed))})")
+        at[kw.arg] = parse(ast.unparse(kw.value))
+    return FromFamily(quantity, at)

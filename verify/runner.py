@@ -19,11 +19,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from verify.backend import ENV_VAR, backend_name, get_namespace
-from verify.catalog import companions, select
+from verify.catalog import BUILT_IN_KEYS, companions, select
 from verify.catalog import theorem as catalog_theorem
+from verify.catalog.paper_file import load_sources, loaded_sources
 from verify.checker import ApplicationResult, SearchSummary, aggregate, check_application
 from verify.errors import ParameterError
 from verify.executors import check_executor, dask_executor, fork_executor
+from verify.families import BUILT_IN
 from verify.families import family as get_family
 from verify.model import Application, Theorem
 from verify.pipeline.memo import shared_truths, truths_in
@@ -246,13 +248,17 @@ _ONE_TASK_AT_A_TIME = threading.Lock()
 
 
 def _check_group(keys: list[tuple[str, int]], falsify: int, seed: int, backend: str,
-                 keep_truths: bool) -> tuple[list[ApplicationResult], dict[tuple, Truth]]:
+                 keep_truths: bool, sources: Sequence[tuple[str, str]] = ()) -> tuple[list[ApplicationResult],
+                                                                                     dict[tuple, Truth]]:
     """One task: entries on one family, sharing their truths; returns their results and (`keep_truths`) those
-    truths. A forked worker finds the theorems in _JOBS; a Dask worker (a process of its own) in the catalog. A
+    truths. A forked worker finds the theorems in _JOBS; a Dask worker (a process of its own) in the catalog, after
+    loading the paper files and plugins the run's process had loaded (`sources`, paper_file.loaded_sources). A
     process runs one task at a time: mpmath's and python-flint's working precision, the backend variable and the
     truth memo are process-wide, so two tasks in threads of one Dask worker (a scheduler's workers may have several)
     would change them under each other."""
     with _ONE_TASK_AT_A_TIME, use_backend(backend), shared_truths() as memo:
+        if any(tid not in _JOBS for tid, _ in keys):
+            load_sources(sources)
         found = [(_JOBS.get(tid) or catalog_theorem(tid), i) for tid, i in keys]
         out = []
         for t, i in found:
@@ -306,8 +312,9 @@ def _run_parallel(pool: Executor, jobs: list[tuple[Theorem, int]], groups: list[
     out: list[ApplicationResult | None] = [None] * len(jobs)
     finished = [0] if finished is None else finished
     try:
+        sources = _sources(jobs)
         futures = {pool.submit(_check_group, [(jobs[k][0].id, jobs[k][1]) for k in group], falsify, seed,
-                               backend, truths is not None): group for group in groups}
+                               backend, truths is not None, sources): group for group in groups}
         try:
             for future in as_completed(futures):
                 results, computed = future.result()
@@ -325,6 +332,13 @@ def _run_parallel(pool: Executor, jobs: list[tuple[Theorem, int]], groups: list[
     finally:
         _JOBS.clear()
     return [r for r in out if r is not None]
+
+
+def _sources(jobs: Sequence[tuple[Theorem, int]]) -> tuple[tuple[str, str], ...]:
+    """What a worker of its own must load for `jobs`: the paper files and plugins this process loaded, where a job
+    is a user's paper's theorem or on a family that is not built in; else nothing."""
+    own = any(t.id.split(".", 1)[0] not in BUILT_IN_KEYS or t.applications[i].family not in BUILT_IN for t, i in jobs)
+    return loaded_sources() if own else ()
 
 
 def falsify_application(theorem: Theorem, app: Application, result: ApplicationResult, examples: int,

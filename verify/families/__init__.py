@@ -163,29 +163,34 @@ def _family_problem(fam: object) -> str:
 _PLUGINS_LOADED: set[str] = set()  # modules load_plugin has registered (a second import adds nothing, rightly)
 
 
-def load_plugin(module: str) -> tuple[Family, ...]:
-    """Import `module` (a dotted name importable from sys.path or the current folder) and register its families: those
-    in its module-level FAMILIES, and any it registered itself on import. Returns the families it added. A module that
-    declares and registers none, or whose import fails in any way (SystemExit included), is a PluginError."""
-    before = set(FAMILIES)
+def import_plugin(module: str) -> ModuleType:
+    """Import `module`: a path to a .py file, or a dotted name importable from sys.path or the current folder (the same
+    module object on a second call). Any failure of the import (SystemExit included) is a PluginError naming it."""
     try:
         if module.endswith(".py") or os.sep in module:
-            loaded = _import_file(Path(module))
-        else:
-            if os.getcwd() not in sys.path and "" not in sys.path:  # `verify` as a console script: the folder you
-                sys.path.append(os.getcwd())                         # run it in holds your module
-            loaded = importlib.import_module(module)
+            return _import_file(Path(module))
+        if os.getcwd() not in sys.path and "" not in sys.path:  # `verify` as a console script: the folder you
+            sys.path.append(os.getcwd())                         # run it in holds your module
+        return importlib.import_module(module)
     except KeyboardInterrupt:  # the user's Ctrl-C, not the plugin's
         raise
     except BaseException as err:  # noqa: BLE001 - any failure inside a user's module (sys.exit too) is the plugin's
         raise PluginError(f"plugin '{module}' cannot be imported: {type(err).__name__}: {err}") from err
+
+
+def load_plugin(module: str, *, require_families: bool = True) -> tuple[Family, ...]:
+    """Import `module` (`import_plugin`) and register its families: those in its module-level FAMILIES, and any it
+    registered itself on import. Returns the families it added. A module that declares and registers none is a
+    PluginError unless `require_families` is False (a paper's module of theorems, verify.catalog.paper_file)."""
+    before = set(FAMILIES)
+    loaded = import_plugin(module)
     declared = _declared(loaded, f"plugin '{module}'")
     try:
         register(*declared)
     except PluginError as err:
         raise PluginError(f"plugin '{module}': {err}") from None
     added = tuple(FAMILIES[name] for name in FAMILIES if name not in before)
-    if not declared and not added and module not in _PLUGINS_LOADED:
+    if require_families and not declared and not added and module not in _PLUGINS_LOADED:
         raise PluginError(f"plugin '{module}' declares no families: give it a module-level FAMILIES (a Family or a "
                           "list of them), or call verify.families.register in it")
     _PLUGINS_LOADED.add(module)
@@ -231,5 +236,5 @@ def load_entry_points() -> None:
         register(*_declared(obj, f"entry point '{entry.name}'"))
 
 
-__all__ = ["BUILT_IN", "ENTRY_POINT_GROUP", "FAMILIES", "Family", "closed_form", "family", "load_entry_points",
-           "load_plugin", "monte_carlo_renyi", "register"]
+__all__ = ["BUILT_IN", "ENTRY_POINT_GROUP", "FAMILIES", "Family", "closed_form", "family", "import_plugin",
+           "load_entry_points", "load_plugin", "monte_carlo_renyi", "register"]

@@ -38,6 +38,7 @@ def _section(r: Mapping) -> list[str]:
            f"**{r['verdict_shown']}** (expected {r['expected']} {MARK[r['as_expected']]}) · {r['variant']} · "
            f"{r['direction_label']} on {r['quantity_label']} · family `{r['family']}`  ",
            f"Source: {r['source_text']} — " + (f"seed `{r['source']['seed']}`" if r["source"]["seed"]
+                                                 else r["source"]["paper"] if r["own_paper"]
                                                  else f"later literature: {r['source']['paper']}"), "",
            "$$", r["statement_latex"], "$$", "", "**Assumptions**", ""]
     out += _table(["name", "condition", "description", "status"],

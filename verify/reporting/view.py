@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
+from verify.catalog import BUILT_IN_KEYS
+
 VERDICT_CLASS = {"HOLDS": "holds", "VIOLATED": "violated", "INCONCLUSIVE": "inconclusive", "ERROR": "error"}
 QUANTITY_LABEL = {"renyi": "Rényi divergence R", "dp_epsilon": "ε(δ)", "dp_epsilon_add": "ε(δ), adding x*",
                   "dp_epsilon_signed": "ε(δ), signed (may be < 0)", "dp_delta": "δ(ε)",
@@ -166,6 +168,7 @@ def build_view(data: Mapping, sweeps: Mapping[str, Sequence[Mapping]] | None = N
                 "quantity_label": QUANTITY_LABEL.get(r["quantity"], r["quantity"]),
                 "other_exclusions": other_exclusions(r), "sweep_exclusions": sweep_exclusions(r),
                 "figure": r.get("figure"), "source_text": _source(r["source"]),
+                "own_paper": paper_key(r) not in BUILT_IN_KEYS,  # a user's paper (file or module): no seed
                 "counterexample_rows": point_rows(r["counterexample"]) if r.get("counterexample") else [],
                 "worst_rows": point_rows(r["worst"]) if r.get("worst") else [],
                 "base_text": _base(r.get("sweeps") or []),

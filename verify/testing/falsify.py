@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import ast
 import random
-import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 
 import sympy as sp
 from hypothesis import HealthCheck, Phase, find, settings
@@ -34,6 +33,7 @@ from verify.errors import (
     UndefinedBoundError,
 )
 from verify.families import family as get_family
+from verify.latex_input import parse_latex_expression, reading
 from verify.limits import deadline
 from verify.model import (
     Application,
@@ -46,7 +46,7 @@ from verify.model import (
     Variant,
     check_declared_domain,
 )
-from verify.parsing import ALLOWED_CONSTANTS, ALLOWED_FUNCTIONS, parse_expression
+from verify.parsing import ALLOWED_CONSTANTS, ALLOWED_FUNCTIONS, parse_expression, quantity_bind
 from verify.pipeline.isolation import session
 from verify.pipeline.memo import shared_truths
 from verify.pipeline.rigorous import CERTIFY_DEADLINE_S
@@ -117,6 +117,7 @@ class SearchOutcome:
     suspects: tuple[Suspect, ...] = ()  # every point counted in `uncertified`, in the order found
     raised: int = 0  # of the `failed` points, those where a user's family's code raised (PluginPointError)
     recheck_s: float = CERTIFY_DEADLINE_S  # the wall-clock cap of each point's rigorous re-check
+    reading: Mapping[str, object] = field(default_factory=dict)  # LaTeX input: what the bound and --assume read as
 
     def __repr__(self) -> str:
         return outcome_line(self)
@@ -133,7 +134,8 @@ class SearchOutcome:
                 "seconds": self.seconds, "budget_hit": self.budget_hit, "first_failure": self.first_failure,
                 "region": list(self.region), "raised": self.raised, "recheck_s": self.recheck_s,
                 "uncertified_points": [p.to_dict() for p in self.suspects],
-                "counterexample": self.counterexample.to_dict() if self.counterexample else None}
+                "counterexample": self.counterexample.to_dict() if self.counterexample else None,
+                **({"reading": dict(self.reading)} if self.reading else {})}
 
     @property
     def commonest_failure(self) -> tuple[str, int] | None:
@@ -526,9 +528,6 @@ def _round(theorem: Theorem, app: Application, point: dict[str, float], result: 
     return point, result
 
 
-_QUANTITY_CALL = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*$", re.S)
-
-
 def _declared(declarations: Sequence[str], known: Mapping[str, sp.Symbol]) -> dict[str, sp.Symbol]:
     """The new symbols that `--symbol` declarations introduce ("eps0 > 0", "0 < t", or a bare name): each names at
     least one symbol that is neither a family parameter nor a function or constant of the bound language."""
@@ -559,41 +558,18 @@ def _is_condition(text: str) -> bool:
                or isinstance(n, ast.BinOp) and isinstance(n.op, (ast.BitAnd, ast.BitOr)) for n in ast.walk(tree))
 
 
-def _quantity_bind(text: str, fam, parse) -> FromFamily | None:
-    """`renyi(alpha=a)`: the family's own quantity at other arguments (keywords are its parameters, values
-    expressions), for `--bind NAME=...`; None where the text is not such a call."""
-    match = _QUANTITY_CALL.match(text)
-    if match is None or match.group(1) not in {q.value for q in fam.truths}:
-        return None
-    quantity = Quantity(match.group(1))
-    try:
-        call = ast.parse(f"f({match.group(2)})", mode="eval").body
-    except SyntaxError:
-        raise ParameterError(f"--bind {text}: write the arguments as {quantity.value}(name=expr, ...)") from None
-    if call.args:
-        raise ParameterError(f"--bind {text}: give {quantity.value}'s arguments by name, e.g. "
-                             f"{quantity.value}({fam.parameter_names(quantity)[0]}=...)")
-    allowed = set(fam.parameter_names(quantity))
-    at = {}
-    for kw in call.keywords:
-        if kw.arg not in allowed:
-            raise ParameterError(f"--bind {text}: '{kw.arg}' is not a parameter of {fam.name}'s {quantity.value} "
-                                 f"({', '.join(sorted(allowed))})")
-        at[kw.arg] = parse(ast.unparse(kw.value))
-    return FromFamily(quantity, at)
-
-
 def user_theorem(bound: sp.Expr | str, family: str, side: str = "upper", *, quantity: Quantity | str | None = None,
                  extra_assumptions: Sequence[sp.Basic | str] = (), bind: Mapping[str, sp.Expr | str] | None = None,
                  defaults: Mapping[str, sp.Expr | str] | None = None, name: str = "user.bound",
                  conventions: Sequence[str] = (), symbols: Sequence[str] = (),
-                 integers: Sequence[str] = ()) -> Theorem:
+                 integers: Sequence[str] = (), latex: bool = False) -> Theorem:
     """Wrap a user's bound as a catalog-like Theorem on `family` (strings are parsed safely); `conventions` name
     verify.conventions entries that define symbols of the bound (e.g. L = S/2 under replace-one). `symbols` declare
     the bound's own variables with their domains ("eps0 > 0": a statement "for every eps0 > 0"), drawn by the
     falsifier like parameters; a `bind` value such as "renyi(alpha=a)" is the family's quantity at other arguments
     (enclosed in Arb like every truth). `integers` name parameters or declared symbols that take integer values only
-    (an integer Rényi order): the falsifier draws them as integers instead of rejecting the other draws."""
+    (an integer Rényi order): the falsifier draws them as integers instead of rejecting the other draws. `latex`
+    reads the bound and `extra_assumptions` given as text as LaTeX (verify.latex_input); the rest stays SymPy text."""
     if not isinstance(side, str) or side not in SIDES:
         raise ParameterError(f"side must be one of {', '.join(SIDES)}, got '{side}'")
     fam = get_family(family)
@@ -624,13 +600,14 @@ def user_theorem(bound: sp.Expr | str, family: str, side: str = "upper", *, quan
     table |= own
     symbols = table
 
-    def parse(x, condition=False):
-        return parse_expression(x, symbols, condition=condition, what=str(x)) if isinstance(x, str) else sp.sympify(x)
+    def parse(x, condition=False, text_parser=parse_expression):
+        return text_parser(x, symbols, condition=condition, what=str(x)) if isinstance(x, str) else sp.sympify(x)
 
-    expr = parse(bound)
+    stated = parse_latex_expression if latex else parse_expression  # the bound and its extra assumptions
+    expr = parse(bound, text_parser=stated)
     if isinstance(expr, sp.Expr) and expr.has(sp.zoo, sp.nan):
         raise ParameterError(f"the bound {sp.sstr(expr)} is undefined everywhere (a division by zero)")
-    bind = {k: (_quantity_bind(v, fam, parse) or v) if isinstance(v, str) else v for k, v in bind.items()}
+    bind = {k: (quantity_bind(v, fam, parse) or v) if isinstance(v, str) else v for k, v in bind.items()}
     allowed = set(fam.parameter_names(quantity)) | set(extra) | set(own)
     unknown = sorted({s.name for s in expr.free_symbols} - allowed)
     if unknown:
@@ -646,7 +623,7 @@ def user_theorem(bound: sp.Expr | str, family: str, side: str = "upper", *, quan
         if k in {s.name for s in e.free_symbols}:
             raise ParameterError(f"{k} = {sp.sstr(e)} defines {k} by itself")
     declared = [c for c in symbols_text if _is_condition(c)]
-    assumptions = tuple(Assumption(f"extra_{k}", parse(c, condition=True), str(c))
+    assumptions = tuple(Assumption(f"extra_{k}", parse(c, condition=True, text_parser=stated), str(c))
                         for k, c in enumerate(extra_assumptions))
     assumptions += tuple(Assumption(f"symbol_{k}", parse(c, condition=True), f"declared: {c}")
                          for k, c in enumerate(declared))
@@ -685,15 +662,22 @@ def falsify_outcome(bound: sp.Expr | str, family: str, side: str = "upper",
                     conventions: Sequence[str] = (), symbols: Sequence[str] = (),
                     integers: Sequence[str] = (),
                     progress: Callable[[str, int, int], None] | None = None, region: bool = True,
-                    recheck_s: float | None = None) -> SearchOutcome:
+                    recheck_s: float | None = None, latex: bool = False) -> SearchOutcome:
     """Search `family`'s parameter space for a point where `bound` is on the wrong side of the truth; the full
     record of the search (points tried, checked, excluded and why, the uncertified points, the counterexample if
-    any). `region` and `recheck_s` as in `search_outcome`."""
+    any). `region` and `recheck_s` as in `search_outcome`; `latex` as in `user_theorem` (the outcome's `reading`
+    then says what the bound and the extra assumptions were read as)."""
     _validate(max_examples, budget_s, None, recheck_s)
     theorem = user_theorem(bound, family, side, quantity=quantity, extra_assumptions=extra_assumptions, bind=bind,
-                           defaults=defaults, conventions=conventions, symbols=symbols, integers=integers)
-    return search_outcome(theorem, theorem.applications[0], max_examples=max_examples, budget_s=budget_s, seed=seed,
-                          progress=progress, region=region, recheck_s=recheck_s)
+                           defaults=defaults, conventions=conventions, symbols=symbols, integers=integers,
+                           latex=latex)
+    outcome = search_outcome(theorem, theorem.applications[0], max_examples=max_examples, budget_s=budget_s,
+                             seed=seed, progress=progress, region=region, recheck_s=recheck_s)
+    if not latex:
+        return outcome
+    extra = [a.condition for a in theorem.assumptions if a.name.startswith("extra_")]
+    return replace(outcome, reading={"bound": reading(theorem.bound).to_dict(),
+                                     "assume": [reading(c).to_dict() for c in extra]})
 
 
 def falsify(bound: sp.Expr | str, family: str, side: str = "upper", extra_assumptions: Sequence[sp.Basic | str] = (),
@@ -701,7 +685,8 @@ def falsify(bound: sp.Expr | str, family: str, side: str = "upper", extra_assump
             bind: Mapping[str, sp.Expr | str] | None = None, defaults: Mapping[str, sp.Expr | str] | None = None,
             max_examples: int = 2000, min_checked: int | None = None,
             conventions: Sequence[str] = (), symbols: Sequence[str] = (),
-            integers: Sequence[str] = (), region: bool = True, recheck_s: float | None = None) -> Counterexample | None:
+            integers: Sequence[str] = (), region: bool = True, recheck_s: float | None = None,
+            latex: bool = False) -> Counterexample | None:
     """Search `family`'s parameter space for a point where `bound` is on the wrong side of the truth.
 
     Returns the shrunk, certified counterexample, or None when none was found among the points checked; raises
@@ -709,12 +694,13 @@ def falsify(bound: sp.Expr | str, family: str, side: str = "upper", extra_assump
     checked: contradictory assumptions, a bound undefined everywhere, a budget too small; and when points look
     violated but none could be certified (its `outcome` lists them). `extra_assumptions` restrict the search (SymPy
     conditions or strings); `symbols` declare the bound's own variables ("eps0 > 0"); `region=False` searches beyond
-    the family's search region; `recheck_s` caps each point's rigorous re-check (see `search_outcome`).
+    the family's search region; `recheck_s` caps each point's rigorous re-check (see `search_outcome`); `latex`
+    reads the bound and the extra assumptions as LaTeX pasted from a paper (verify.latex_input).
     """
     needed = _validate(max_examples, budget_s, min_checked, recheck_s)
     outcome = falsify_outcome(bound, family, side, extra_assumptions, budget_s, seed, quantity=quantity, bind=bind,
                               defaults=defaults, max_examples=max_examples, conventions=conventions,
-                              symbols=symbols, integers=integers, region=region, recheck_s=recheck_s)
+                              symbols=symbols, integers=integers, region=region, recheck_s=recheck_s, latex=latex)
     require_checked(outcome, needed)
     return outcome.counterexample
 

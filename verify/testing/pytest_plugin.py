@@ -11,11 +11,18 @@ fixtures, and a bound that fails shows its shrunk, certified counterexample in p
 Options: --verify-seed N (default 0), --verify-max-examples N (default 2000), --verify-budget SECONDS (default 60),
 --verify-recheck SECONDS (a point's rigorous re-check; default budget / 4, at most 20). A search that ends undecided
 (NothingChecked) lists the points that look violated, uncertified, in the report.
+
+A paper file (verify.catalog.paper_file) is a test module: each of its theorems is one test, checked as `verify run`
+checks it (its grid, then --verify-falsify N falsifier points, default 100), which passes when the verdict is the one
+it expects; a failure shows the certified counterexample, or the verdict and its worst point. Files named
+`*.verify.toml` are collected where pytest looks (its arguments, testpaths); `--verify-paper FILE` (repeatable) adds
+one of any name.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -23,6 +30,8 @@ import pytest
 if TYPE_CHECKING:  # pytest loads the plugin in every session: the fixtures import verify's modules when used
     from verify.model import Family, Theorem
     from verify.testing.falsify import Counterexample
+
+PAPER_SUFFIX = ".verify.toml"  # verify.catalog.paper_file.SUFFIX (not imported: the plugin loads in every session)
 
 
 class BoundViolated(AssertionError):
@@ -40,6 +49,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--verify-budget", type=float, default=60.0, help="seconds per search (default 60)")
     group.addoption("--verify-recheck", type=float, default=None,
                     help="seconds per point's rigorous re-check (default: budget / 4, at most 20)")
+    group.addoption("--verify-paper", action="append", default=[], metavar="FILE",
+                    help="a paper file whose theorems are tests (repeatable; *.verify.toml files are collected "
+                         "anyway)")
+    group.addoption("--verify-falsify", type=int, default=100, metavar="N",
+                    help="falsifier points per theorem of a paper file, beside its grid (default 100; 0: grid only)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    papers = [str(Path(p).resolve()) for p in config.getoption("verify_paper")]
+    config.stash[_PAPERS] = frozenset(papers)
+    config.args.extend(p for p in papers if p not in config.args)
+
+
+_PAPERS = pytest.StashKey[frozenset]()
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.name.endswith(PAPER_SUFFIX) or str(file_path.resolve()) in parent.config.stash.get(_PAPERS, ()):
+        from verify.testing.paper_items import PaperFile
+
+        return PaperFile.from_parent(parent, path=file_path)
+    return None
 
 
 @pytest.fixture
