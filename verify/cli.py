@@ -543,7 +543,7 @@ def _print_reading(read: Mapping[str, object]) -> None:
     for key, value in read.items():
         for k, r in enumerate(value if isinstance(value, list) else [value]):
             label = f"{key} {k + 1}" if isinstance(value, list) else key
-            print(_wrapped(f"read {label} as {r['sympy']}   [LaTeX: {r['latex']}]"))
+            print(_wrapped(f"read {label} as {r['sympy']}\n  LaTeX: {r['latex']}"))
 
 
 def _check_inputs(assume: Sequence[str], fixed: dict[str, float]) -> None:
