@@ -19,10 +19,10 @@ VERIFY_ISOLATION=fork) each truth runs in a freshly forked process. A pool is re
 exception while it was asked (Ctrl-C), a change of the memory cap, or when a family it does not have (by identity)
 is asked for; Pebble replaces a process it stopped or that died. The worker sees this process's environment: it is
 sent with a request when it changed since the one before (or when the worker's own differs: a replaced process, or
-code that changed it there, asks for it again). Its address space is capped (RLIMIT_AS) at its size when forked plus the memory cap (env
-VERIFY_MEMORY_CAP) plus HEADROOM: an allocation past it is a MemoryLimitExceeded. Whatever a family's code raises in
-a worker, SystemExit and KeyboardInterrupt included (SIGINT is ignored there, so it is the code's own), comes back as
-that point's error, never as an exit of verify's.
+code that changed it there, asks for it again). Its address space is capped (RLIMIT_AS) at its size when forked plus
+the memory cap (env VERIFY_MEMORY_CAP) plus HEADROOM: an allocation past it is a MemoryLimitExceeded. Whatever a
+family's code raises in a worker, SystemExit and KeyboardInterrupt included (SIGINT is ignored there, so it is the
+code's own), comes back as that point's error, never as an exit of verify's.
 A reply is pickled in the worker (an answer that does not pickle is that point's error), and comes back as bytes.
 A truth comes back pickled, which drops its `enclose` closure (verify.results.Truth), so an isolated truth gets an
 `enclose` that runs in the worker too and sends the Enclosure's ends back exactly (Arb balls as integer
@@ -360,7 +360,8 @@ def _answer(run: Callable[[], Any], request: tuple, env: Mapping[str, str] | Non
     try:
         return pickle.dumps(reply)
     except Exception as err:  # noqa: BLE001 - an answer that cannot travel is an error there
-        return pickle.dumps(("error", ("text", type(err).__qualname__, f"its result cannot be sent back ({err})", True)))
+        text = f"its result cannot be sent back ({err})"
+        return pickle.dumps(("error", ("text", type(err).__qualname__, text, True)))
 
 
 # --- the parent's side ---
@@ -448,6 +449,7 @@ class _Worker:
         _may_have_children()
         self.pool = pebble.ProcessPool(max_workers=1, context=_FORK, initializer=_start_worker,
                                        initargs=(self.families, self.cap))
+        self.stopped = threading.Lock()  # held by the first stop: a pool is stopped and joined once
 
     def usable(self, family: Family) -> bool:
         return self.pool.active and self.cap == memory_cap() and self.families.get(family.name) is family
@@ -486,8 +488,11 @@ class _Worker:
         return _reply(future, seconds, what, self.cap)
 
     def stop(self, wait: bool = True) -> None:
-        """Stop the pool and its process (`wait=False`: joined in the background, as Pebble's join polls its
-        threads every 0.1 s)."""
+        """Stop the pool and its process, once (`wait=False`: joined in the background, as Pebble's join polls its
+        threads every 0.1 s). A second stop does nothing: two joins of one pool both closed its channels, and the
+        second raised OSError (a bad file descriptor) in its thread, printed as a traceback."""
+        if not self.stopped.acquire(blocking=False):
+            return
         self.pool.stop()
         if wait:
             self.pool.join()
