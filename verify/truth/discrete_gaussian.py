@@ -13,7 +13,7 @@ summation for sigma > 1: Z = sigma sqrt(2 pi) (1 + 2 sum_k q^(k^2)), q = exp(-2 
 
 Rényi (CKS 2020, Prop. 5 made exact): sum_x P^alpha Q^(1 - alpha) = e^(alpha(alpha - 1) Delta^2/(2 sigma^2))
 theta(c)/theta(0), theta(c) = sum_x exp(-(x - c)^2/(2 sigma^2)), c = (1 - alpha) Delta; so R_alpha = alpha Delta^2/
-(2 sigma^2) + log(theta(c)/theta(0))/(alpha - 1) <= alpha Delta^2/(2 sigma^2), equal at integer alpha. The ratio
+(2 sigma^2) + log(theta(c)/theta(0))/(alpha - 1) <= alpha Delta^2/(2 sigma^2), equal where c is an integer. The ratio
 depends on the distance d of c to the nearest integer (exact from the float inputs), through sums of positive terms
 only: theta(c)/theta(0) = e^(-d^2/(2 sigma^2)) (1 + A_0 + sum_j e^(-j^2/(2 sigma^2)) (2 sinh(j d/(2 sigma^2)))^2)/(1
 + A_0) for sigma <= 1 (tail from J <= e^(-J(J - 1)/(2 sigma^2))/(1 - e^(-J/sigma^2))), and 1 - 4 sum_k q^(k^2)
