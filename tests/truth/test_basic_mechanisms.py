@@ -498,6 +498,15 @@ def test_the_discrete_gaussian_at_sigma_100(quantity, level):
     holds(truth, reference)
 
 
+@pytest.mark.parametrize("sigma", [1e76, 1e149])
+def test_the_discrete_gaussian_hockey_stick_starting_beyond_the_float_range(sigma):
+    """At eps = 8664 the hockey stick's sum starts at x = eps sigma^2/Delta ~ 8.7e155 (sigma = 1e76), whose square is
+    beyond a float (an OverflowError, exit 4, before). delta <= P(X >= x) <= e^(-x^2/(2 sigma^2)) (1 + sigma
+    sqrt(2 pi))/Z < e^(-eps^2 sigma^2/3) (Z >= 1): 0 as a float."""
+    truth = family("discrete_gaussian").truth("dp_delta", eps=8664.0, Delta=1, sigma=sigma)
+    assert truth.value == truth.lower == 0.0 and truth.upper < 1e-300
+
+
 def test_the_discrete_gaussian_renyi_is_the_gaussian_bound_where_alpha_delta_is_an_integer_and_below_elsewhere():
     """CKS 2020: R_alpha <= alpha Delta^2/(2 sigma^2); sum_x P^alpha Q^(1 - alpha) is e^(alpha(alpha - 1) Delta^2/
     (2 sigma^2)) theta((1 - alpha) Delta)/theta(0), theta(c) = sum_x e^(-(x - c)^2/(2 sigma^2)), so equality holds
@@ -543,7 +552,7 @@ def _draw_point(data, name: str, quantity: str) -> dict:
 
 @pytest.mark.parametrize("name", ["laplace", "randomized_response", "randomized_response_k", "exponential_mechanism",
                                   "discrete_laplace", "discrete_gaussian", "gaussian_mechanism"])
-@settings(max_examples=15)
+@settings(max_examples=examples(15, 150))
 @given(data=st.data())
 def test_any_point_gives_a_value_in_range_or_a_clean_refusal(name, data):
     """Parameters drawn from 1e-300 to 1e300 (the scales a search reaches): each quantity is a Truth within the

@@ -82,12 +82,13 @@ class _Pair:
         N = num()
         width = math.sqrt(2 * self.reach_var)
         low = max(start, -math.ceil(width))
-        high = math.ceil(math.sqrt(max(low, 0) ** 2 + 2 * self.reach_var))
+        # in integers: a hockey stick's start can lie beyond the float range squared (sigma = 1e76, eps = 8664: 8.7e155)
+        high = math.isqrt(max(low, 0) ** 2 + math.ceil(2 * self.reach_var)) + 1
         if high - low > MAX_TERMS:
             raise ResourceLimitError(f"the discrete Gaussian at sigma = {self.sigma_float:g} needs {high - low:.3g} "
                                      f"terms in one sum, more than {MAX_TERMS} (a sigma this large is beyond it)")
         # f(x + 1) = f(x) e^(-(2x + 1)/(2 sigma^2)) where those ratios have balls (below e^1000); else f(x) itself
-        recur = abs(2 * low + 1) / (2 * self.sigma_float**2) < 1000
+        recur = abs(2 * low + 1) < 2000 * self.sigma_float**2
         f, ratio, step = self._f(low), N.exp(-N.mpf(2 * low + 1) / self.two_var), N.exp(-2 / self.two_var)
         total = N.mpf(0)
         for x in range(low, high + 1):
