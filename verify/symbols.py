@@ -115,3 +115,9 @@ first = sp.Symbol("first", integer=True, nonnegative=True)  # first iterate of a
 start = sp.Symbol("start", real=True)  # start point as a fraction of the box half-width (w_0 = start * a per axis)
 shift = sp.Symbol("shift", integer=True, nonnegative=True)  # step eta_t = 1/(lam (t + shift)), t = 1, 2, ...
 weighted = sp.Symbol("weighted", integer=True, nonnegative=True)  # 0: uniform average of x_1..x_T, 1: weights ~ t
+# the basic mechanisms (verify/families/basic.py)
+eps0 = sp.Symbol("eps0", nonnegative=True)  # a mechanism's own privacy parameter (randomized response, exponential)
+scale = sp.Symbol("scale", positive=True)  # scale of Laplace noise: density ~ exp(-|x|/scale)
+k = sp.Symbol("k", integer=True, positive=True)  # number of outputs (k-ary randomized response, exponential mechanism)
+u0 = sp.Symbol("u0", real=True)  # score lead of one output over the others, in units of the score's sensitivity
+drop = sp.Symbol("drop", nonnegative=True)  # how far the other outputs' scores fall on the neighbour (<= 1)

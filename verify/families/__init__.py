@@ -24,6 +24,7 @@ import sympy as sp
 
 from verify.errors import PluginError, UnknownIdError, did_you_mean
 from verify.families._exact import exact as closed_form
+from verify.families.basic import FAMILIES as BASIC_FAMILIES
 from verify.families.dpsgd import FAMILIES as DPSGD_FAMILIES
 from verify.families.grid import NOISY_GD_LOGISTIC_1D, NOISY_GD_PROJECTED_1D, PNSGD_PROJECTED_1D
 from verify.families.mbcd import FAMILIES as MBCD_FAMILIES
@@ -63,7 +64,7 @@ FAMILIES: dict[str, Family] = {f.name: f for f in (
     SAMPLED_GAUSSIAN_COMPOSED,
     SAMPLED_GAUSSIAN_MC, SAMPLED_GAUSSIAN_NAIVE_MC, STOP_PNSGD_LINEAR_DATA_1D, SKIP_PNSGD_LINEAR_DATA_1D,
     *MBCD_FAMILIES, *NMF_FAMILIES, *DPSGD_FAMILIES, *NOISY_SGD_FAMILIES, *SMOOTHING_FAMILIES,
-    *PNSGD_DP_FAMILIES, *PSGD_BOX_FAMILIES,
+    *PNSGD_DP_FAMILIES, *PSGD_BOX_FAMILIES, *BASIC_FAMILIES,
 )}
 
 
