@@ -16,7 +16,6 @@ by `where` (a missing one is named: the grid is the claim's evidence and is neve
 
 from __future__ import annotations
 
-import importlib.metadata
 import math
 import os
 import re
@@ -29,7 +28,7 @@ import sympy as sp
 
 from verify.catalog import BUILT_IN_KEYS, Paper, add_paper
 from verify.errors import ParameterError, PluginError, VerifyError, did_you_mean
-from verify.families import FAMILIES, import_plugin, load_plugin
+from verify.families import FAMILIES, entry_point_objects, import_plugin, load_plugin
 from verify.families import family as get_family
 from verify.latex_input import parse_latex_expression
 from verify.model import (
@@ -375,12 +374,7 @@ def load_entry_points() -> None:
     if ("entry_points", ENTRY_POINT_GROUP) in _LOADED:
         return
     _LOADED.append(("entry_points", ENTRY_POINT_GROUP))
-    for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            obj = entry.load()
-        except Exception as err:  # noqa: BLE001 - a broken installed plugin is named, not a crash
-            raise PluginError(f"entry point '{entry.name}' ({entry.value}) of group {ENTRY_POINT_GROUP} cannot be "
-                              f"loaded: {type(err).__name__}: {err}") from err
+    for entry, obj in entry_point_objects(ENTRY_POINT_GROUP):
         if not isinstance(obj, ModuleType):
             raise PluginError(f"entry point '{entry.name}' of group {ENTRY_POINT_GROUP} names {_kind(obj)}, not a "
                               "module with THEOREMS")

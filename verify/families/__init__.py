@@ -16,7 +16,7 @@ import importlib.util
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
 
@@ -228,14 +228,21 @@ def load_entry_points() -> None:
     if _ENTRY_POINTS_LOADED:
         return
     _ENTRY_POINTS_LOADED = True
-    for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            obj = entry.load()
-        except Exception as err:  # noqa: BLE001 - a broken installed plugin is named, not a crash
-            raise PluginError(f"entry point '{entry.name}' ({entry.value}) of group {ENTRY_POINT_GROUP} cannot be "
-                              f"loaded: {type(err).__name__}: {err}") from err
+    for entry, obj in entry_point_objects(ENTRY_POINT_GROUP):
         register(*_declared(obj, f"entry point '{entry.name}'"))
 
 
-__all__ = ["BUILT_IN", "ENTRY_POINT_GROUP", "FAMILIES", "Family", "closed_form", "family", "import_plugin",
-           "load_entry_points", "load_plugin", "monte_carlo_renyi", "register"]
+def entry_point_objects(group: str) -> Iterator[tuple[importlib.metadata.EntryPoint, object]]:
+    """Each installed entry point of `group` with the object it names; one that cannot be loaded is a PluginError
+    naming it (a broken installed plugin is named, not a crash)."""
+    for entry in importlib.metadata.entry_points(group=group):
+        try:
+            obj = entry.load()
+        except Exception as err:  # noqa: BLE001 - any failure inside an installed plugin is the plugin's
+            raise PluginError(f"entry point '{entry.name}' ({entry.value}) of group {group} cannot be loaded: "
+                              f"{type(err).__name__}: {err}") from err
+        yield entry, obj
+
+
+__all__ = ["BUILT_IN", "ENTRY_POINT_GROUP", "FAMILIES", "Family", "closed_form", "entry_point_objects", "family",
+           "import_plugin", "load_entry_points", "load_plugin", "monte_carlo_renyi", "register"]

@@ -25,7 +25,7 @@ from verify.truth import finite_pair
 from verify.truth.adaptive import as_int, dyadic, either, fraction, positive, sign, tight
 from verify.truth.finite_pair import Atom
 from verify.truth.gaussian import gaussian_delta, gaussian_dp_epsilon, gaussian_tradeoff
-from verify.truth.lattice_pair import Lattice
+from verify.truth.lattice_pair import Lattice, pair_epsilon, pair_tradeoff
 from verify.truth.numbers import num, to_mpf
 
 # ---- the Laplace mechanism: Lap(0, scale) against Lap(Delta, scale); t = Delta/scale -----------------------------
@@ -268,21 +268,13 @@ def dlap_delta(eps: Any, Delta: Any, scale: Any) -> Any:
 @tight
 def dlap_epsilon(delta: Any, Delta: Any, scale: Any) -> Any:
     """eps(delta) of the discrete Laplace pair (`lattice_pair.Lattice.epsilon`)."""
-    N = num()
-    pair = _DiscreteLaplace(Delta, scale)
-    if pair.D == 0:
-        return N.mpf(0)
-    return pair.lattice().epsilon(N.mpf(delta), float(to_mpf(N.mpf(delta))))
+    return pair_epsilon(_DiscreteLaplace(Delta, scale), delta)
 
 
 @tight
 def dlap_tradeoff(x: Any, Delta: Any, scale: Any) -> Any:
     """The trade-off function of the discrete Laplace pair (`lattice_pair.Lattice.tradeoff`)."""
-    N = num()
-    pair, x = _DiscreteLaplace(Delta, scale), N.mpf(x)
-    if pair.D == 0:
-        return 1 - x
-    return pair.lattice().tradeoff(x, float(to_mpf(x)))
+    return pair_tradeoff(_DiscreteLaplace(Delta, scale), x)
 
 
 # ---- the Gaussian mechanism: N(0, sigma^2) against N(Delta, sigma^2); mu = Delta/sigma -----------------------------

@@ -34,7 +34,7 @@ import numpy as np
 
 from verify.errors import ResourceLimitError
 from verify.truth.adaptive import as_int, dyadic, fraction, sin_pi, tight, with_tail
-from verify.truth.lattice_pair import Lattice
+from verify.truth.lattice_pair import Lattice, pair_epsilon, pair_tradeoff
 from verify.truth.numbers import num, to_mpf
 
 try:
@@ -264,18 +264,10 @@ def dg_delta(eps: Any, Delta: Any, sigma: Any) -> Any:
 @tight
 def dg_epsilon(delta: Any, Delta: Any, sigma: Any) -> Any:
     """eps(delta) of the discrete Gaussian pair (`lattice_pair.Lattice.epsilon`)."""
-    N = num()
-    pair = _Pair(sigma, Delta)
-    if pair.D == 0:
-        return N.mpf(0)
-    return pair.lattice().epsilon(N.mpf(delta), float(to_mpf(N.mpf(delta))))
+    return pair_epsilon(_Pair(sigma, Delta), delta)
 
 
 @tight
 def dg_tradeoff(x: Any, Delta: Any, sigma: Any) -> Any:
     """The trade-off function of the discrete Gaussian pair (`lattice_pair.Lattice.tradeoff`)."""
-    N = num()
-    pair, x = _Pair(sigma, Delta), N.mpf(x)
-    if pair.D == 0:
-        return 1 - x
-    return pair.lattice().tradeoff(x, float(to_mpf(x)))
+    return pair_tradeoff(_Pair(sigma, Delta), x)

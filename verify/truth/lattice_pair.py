@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from verify.truth.adaptive import either, larger, positive, scaled, sign
-from verify.truth.numbers import NotEnclosable, num
+from verify.truth.numbers import NotEnclosable, num, to_mpf
 
 MAX_WALK = 64  # segments walked from the locator's guess before giving up (NotEnclosable)
 
@@ -109,3 +109,21 @@ class Lattice:
                 return either(lambda m=m: self._beta(m, x), lambda m=m: self._beta(m + 1, x))
             return self._beta(m, x)
         raise NotEnclosable(f"no atom of the trade-off found within {MAX_WALK} steps of the locator's")
+
+
+def pair_epsilon(pair: Any, delta: Any) -> Any:
+    """eps(delta) of a lattice pair (`pair.D` its integer shift, `pair.lattice()` its Lattice): 0 when the laws
+    coincide (D = 0), else `Lattice.epsilon`."""
+    N = num()
+    if pair.D == 0:
+        return N.mpf(0)
+    return pair.lattice().epsilon(N.mpf(delta), float(to_mpf(N.mpf(delta))))
+
+
+def pair_tradeoff(pair: Any, x: Any) -> Any:
+    """The trade-off function of a lattice pair at type-I error x: 1 - x when the laws coincide, else
+    `Lattice.tradeoff`."""
+    x = num().mpf(x)
+    if pair.D == 0:
+        return 1 - x
+    return pair.lattice().tradeoff(x, float(to_mpf(x)))
