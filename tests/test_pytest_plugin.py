@@ -219,3 +219,47 @@ def test_verify_paper_names_a_file_of_any_name_and_a_bad_one_is_one_collection_e
     result.stdout.fnmatch_lines(["*broken.verify.toml: theorem 'gaussian', key 'family': no family "
                                  "'sampled_gausian' (did you mean 'sampled_gaussian'*"])
     assert "Traceback" not in result.stdout.str()
+
+
+DROPPED_MODULES = '''
+import sys
+import sympy as sp
+from verify.certify.boxes import arb_bounds
+from verify.model import stable_form
+
+x = sp.Symbol("x", positive=True)
+kept = set(sys.modules)
+arb_bounds(stable_form(1 - sp.exp(-2 * x)), {"x": "1e-30"})  # the inner run: its stable form and Arb evaluation
+for name in set(sys.modules) - kept:  # pytester's in-process run drops the modules it imported
+    del sys.modules[name]
+for value in sys.argv[1:]:
+    lo, hi = arb_bounds(stable_form(1 - sp.exp(-3 * x)), {"x": value})
+    print(*lo.man_exp(), *hi.man_exp())  # exact
+'''
+
+
+def test_a_run_that_drops_the_modules_it_imported_leaves_bounds_evaluable(tmp_path):
+    """An in-process pytester run drops the modules it imported; the bounds of the process's later runs keep their
+    rigorous enclosures (before, a run made after one that first imported sympy.codegen found its expm1 unknown to
+    the Arb translation: 'cannot evaluate expm1 with interval arithmetic', two catalog entries INCONCLUSIVE). A
+    fresh interpreter, since the modules this process has already imported decide what a run drops."""
+    import os
+    import subprocess
+    import sys
+
+    import mpmath
+
+    import verify
+
+    values = ["1e-300", "1e-30", "1e-8", "0.5", "3"]
+    here = os.pathsep.join(filter(None, [str(Path(verify.__file__).parents[1]), os.environ.get("PYTHONPATH")]))
+    done = subprocess.run([sys.executable, "-c", DROPPED_MODULES, *values], capture_output=True, text=True,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": here})  # this process's verify
+    assert done.returncode == 0, done.stderr[-2000:]
+    with mpmath.workdps(60):
+        for value, line in zip(values, done.stdout.splitlines(), strict=True):
+            truth = -mpmath.expm1(-3 * mpmath.mpf(value))
+            lo_man, lo_exp, hi_man, hi_exp = map(int, line.split())
+            lo, hi = mpmath.ldexp(lo_man, lo_exp), mpmath.ldexp(hi_man, hi_exp)
+            assert lo <= truth <= hi
+            assert hi - lo <= truth * mpmath.mpf("1e-15")

@@ -31,7 +31,7 @@ from verify.errors import (
 from verify.limits import deadline, remaining
 from verify.quantities import Quantity
 from verify.results import Truth, Verdict
-from verify.stable_powers import with_stable_powers
+from verify.stable_powers import log1p, with_stable_powers
 
 PRECISION_DPS = 50  # digits used to evaluate bounds and assumptions
 _REL_TOL = 1e-12  # the two sides of an assumption's relation are 'equal' within this relative tolerance
@@ -89,7 +89,6 @@ def _stable(expr: sp.Basic) -> sp.Basic:
     expr = with_stable_powers(expr)  # 1 - (1 + u)^e as -Powm1(u, e): cancelled at eta lam < 1e-50
     if not expr.has(sp.exp, sp.log):  # nothing more to rewrite (most of the catalog's bounds; SymPy's rewrites still
         return expr  # walked and factored them: 0.4 s a process)
-    from sympy.codegen.cfunctions import log1p  # sympy.codegen costs ~40 ms at import: only when compiling
     from sympy.codegen.rewriting import expm1_opt, log1p_opt, optimize
 
     try:

@@ -9,8 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 import sympy as sp
+from sympy.codegen.cfunctions import expm1, log1p  # noqa: F401 - the stable form's functions, imported here once
 
 from verify.recursion import RecursiveBound
+
+# expm1 and log1p are the classes every stable form is built of and every evaluator of one looks up (the Arb and the
+# interval-array translations): imported at module level, not where first used, so that whoever holds a stable form
+# holds the same classes. A run that drops the modules it imported (pytester's in-process runs) once left a table
+# keyed by the classes of a dropped sympy.codegen.cfunctions, and the rewrite after it built new ones the table did
+# not know: "cannot evaluate expm1 with interval arithmetic", a VIOLATED entry INCONCLUSIVE.
 
 
 class Powm1(RecursiveBound):

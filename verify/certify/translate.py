@@ -33,6 +33,7 @@ from verify.certify.intervals import (
 )
 from verify.errors import ParameterError
 from verify.recursion import RecursiveBound
+from verify.stable_powers import expm1, log1p
 
 # ---- translation of SymPy trees into interval functions -------------------------------------------------------
 
@@ -101,8 +102,6 @@ _BALL = {}
 
 
 def _tables() -> None:
-    from sympy.codegen.cfunctions import expm1, log1p  # the stable forms of bounds (verify.model.stable_form)
-
     _INCREASING.update({sp.exp: arb.exp, sp.log: arb.log, sp.erf: arb.erf, sp.atan: arb.atan, sp.sinh: arb.sinh,
                         sp.tanh: arb.tanh, sp.asinh: arb.asinh, sp.floor: arb.floor, sp.ceiling: arb.ceil,
                         sp.LambertW: arb.lambertw, sp.erfinv: arb.erfinv, expm1: arb.expm1, log1p: arb.log1p})

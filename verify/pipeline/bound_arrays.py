@@ -29,7 +29,7 @@ import sympy as sp
 from sympy.printing.numpy import NumPyPrinter
 
 from verify.model import stable_form
-from verify.stable_powers import Powm1
+from verify.stable_powers import Powm1, expm1, log1p
 
 _LD = np.longdouble
 _ROUNDING = 1  # ulps an arithmetic result is widened by (round to nearest: within half an ulp)
@@ -248,8 +248,6 @@ _FUNCTIONS = (sp.exp, sp.log, sp.Abs, sp.Max, sp.Min, Powm1)
 
 
 def _has_array_form(expr: sp.Basic) -> bool:
-    from sympy.codegen.cfunctions import expm1, log1p  # the stable form's functions (sympy.codegen: ~40 ms)
-
     for node in sp.preorder_traversal(expr):
         if node.is_Atom:
             if not (node.is_Symbol or isinstance(node, sp.Rational) or node in (sp.pi, sp.E)):
