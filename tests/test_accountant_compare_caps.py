@@ -101,7 +101,9 @@ def test_each_peer_gets_the_status_of_what_it_did(kinds, bracket, monkeypatch):
 
 
 def test_a_peer_over_the_cap_or_past_its_deadline_is_reported_and_verify_answers(bracket, monkeypatch, capsys):
-    """Text and JSON of the command: both peers named with their cap, verify's own bracket as without them."""
+    """Text and JSON of the command: both peers named with their cap, verify's own bracket as without them (the text
+    read a line per accountant: a terminal wide enough that nothing wraps)."""
+    monkeypatch.setenv("COLUMNS", "400")
     monkeypatch.setattr(compare_module, "ACCOUNTANTS", _peers(["allocates", "sleeps", "inside"]))
     argv = ["account", "--q", "0.01", "--sigma", "1", "--steps", "100", "--delta", "1e-5", "--tol", "0.1"]
     assert main([*argv, "--compare", "--json"]) == 0

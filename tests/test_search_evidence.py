@@ -96,7 +96,8 @@ def test_an_undecided_search_lists_every_point_that_looked_violated(mode, monkey
     assert err.value.outcome.suspects and "ratio" in str(err.value)
 
 
-def test_the_cli_prints_the_uncertified_points_in_text_and_json(capsys):
+def test_the_cli_prints_the_uncertified_points_in_text_and_json(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "400")  # a line per point: nothing wraps
     fam = _slow_where(lambda x: True)
     base = ["falsify", "x/15", "--family", fam.name, "--recheck", "0.2", "--budget", "3", "--max-examples", "30"]
     assert main(base) == 3
