@@ -3,8 +3,8 @@ families -- the Gaussian mechanism's Rényi divergence and Balle-Wang delta(eps)
 eps(delta) <= Delta/b of the Laplace and discrete Laplace mechanisms, randomized response's Rényi divergence and eps0,
 the discrete Gaussian's alpha Delta^2/(2 sigma^2), the contractive noisy iteration's and Lemma 20's Gaussian
 divergences -- divided by 2 and by 10, declared HOLDS as their author would): every one is reported VIOLATED with a
-certified counterexample, and the smallest ratio bound/truth is 1/2 or 1/10 (the closed forms are attained, the eps(delta)
-ones within O(delta)): the truths agree with the printed formulas, an independent reference."""
+certified counterexample, and the smallest ratio bound/truth is 1/2 or 1/10 (the closed forms are attained, the
+eps(delta) ones within O(delta)): the truths agree with the printed formulas, an independent reference."""
 
 from __future__ import annotations
 
