@@ -76,7 +76,8 @@ class AuditResult:
     def __str__(self) -> str:
         how = "grey box, Gaussian" if self.assume == "gaussian" else "black box"
         power = "" if math.isinf(self.power) else f"; these samples could show at most {self.power:.4g}"
-        text = f"eps(delta={self.delta:g}) >= {self.epsilon_lower:.4g} at {self.confidence:.0%} confidence ({how}{power})"
+        text = (f"eps(delta={self.delta:g}) >= {self.epsilon_lower:.4g} at {self.confidence:.0%} confidence "
+                f"({how}{power})")
         if self.claim_epsilon is not None:
             text += f": {self.verdict} for the claim eps = {self.claim_epsilon:g}"
         return text
