@@ -1,4 +1,4 @@
-"""Command line: `verify list | check | run | report | falsify | certify | families`."""
+"""Command line: `verify list | check | run | report | falsify | account | audit | certify | families`."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from typing import TextIO
 
 from verify import exitcodes
 from verify._version import __version__
-from verify.errors import ParameterError, UnknownIdError, VerifyError, did_you_mean
+from verify.errors import ParameterError, PluginError, UnknownIdError, VerifyError, did_you_mean
 from verify.executors import EXECUTORS, check_scheduler
 from verify.results import Verdict, params_text
 from verify.stopping import Interrupted, stop_on_signals
@@ -32,7 +32,7 @@ FALSIFY_EXAMPLES = 100
 MIN_CHECKED = 10
 SIDES = ("upper", "lower", "exact")
 # commands that read no family: installed plugins are not loaded
-NO_FAMILIES = frozenset({"list", "conventions", "account", "cache"})
+NO_FAMILIES = frozenset({"list", "conventions", "account", "cache", "audit"})
 
 
 def _param(text: str) -> tuple[str, float]:
@@ -649,6 +649,70 @@ def _calibrate(args: argparse.Namespace) -> int:
     return exitcodes.OK
 
 
+AUDIT_NAMES = ("mechanism", "d", "d_prime")  # what an audited module exports (or AUDIT_SCORES)
+AUDIT_SCORES = ("in_scores", "out_scores")
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    """`verify audit FILE_OR_MODULE`: exit 0 consistent (or a bound without a claim), 1 refuted, 3 when the claim is
+    at or above what these samples could show."""
+    from verify.audit import audit, audit_scores
+    from verify.families import import_plugin
+    from verify.limits import deadline
+
+    module = import_plugin(args.source)
+    has = {name: hasattr(module, name) for name in AUDIT_NAMES + AUDIT_SCORES}
+    scores = has["in_scores"] or has["out_scores"]
+    if scores == has["mechanism"]:
+        raise PluginError(f"'{args.source}' must export either mechanism, d and d_prime, or in_scores and out_scores"
+                          + (" (not both)" if scores else ""))
+    needed = AUDIT_SCORES if scores else AUDIT_NAMES
+    missing = [name for name in needed if not has[name]]
+    if missing:
+        raise PluginError(f"'{args.source}' does not export {', '.join(missing)}")
+    if not scores and not callable(module.mechanism):
+        raise PluginError(f"'{args.source}': mechanism must be callable as mechanism(data, rng)")
+    if args.assume and scores:
+        raise ParameterError("--assume applies to a mechanism's outputs, not to scores")
+    with deadline(math.inf if args.budget is None else args.budget, "the audit"):
+        if scores:
+            result = audit_scores(module.in_scores, module.out_scores, delta=args.delta, confidence=args.confidence,
+                                  seed=args.seed, claim_epsilon=args.claim_eps)
+        else:
+            result = audit(module.mechanism, module.d, module.d_prime, samples=args.samples, delta=args.delta,
+                           confidence=args.confidence, claim_epsilon=args.claim_eps, seed=args.seed,
+                           assume=args.assume)
+    if args.json:
+        from verify.reporting.audit_json import audit_dict
+
+        _print_json(audit_dict(result, "scores" if scores else args.source))
+    else:
+        _print_audit(result)
+    if result.refutes:
+        return exitcodes.UNEXPECTED
+    return exitcodes.OK if result.decidable else exitcodes.INCONCLUSIVE
+
+
+def _print_audit(result) -> None:
+    print(_wrapped(str(result)))
+    c, t = result.counts, result.test
+    if t.kind == "threshold":
+        side = ">" if t.direction > 0 else "<"
+        score = "score" if t.projection is None else "projection of the output"
+        print(_wrapped(f"  test: d when the {score} {side} {t.threshold:.6g} (chosen on {c.selection_in} + "
+                       f"{c.selection_out} selection samples)"))
+        print(_wrapped(f"  evaluation: {c.false_positives} of {c.evaluation_out} d_prime outputs taken for d "
+                       f"(rate <= {result.fpr_upper:.3g}), {c.false_negatives} of {c.evaluation_in} d outputs "
+                       f"missed (rate <= {result.fnr_upper:.3g})"))
+    else:
+        low, high = result.sigma_interval
+        print(_wrapped(f"  Gaussian: mu >= {result.mu_lower:.6g} from {c.evaluation_in} + {c.evaluation_out} "
+                       f"samples; sigma in [{low:.6g}, {high:.6g}] at {result.confidence:.0%}"))
+    if result.verdict == "UNDECIDABLE":
+        print(_wrapped(f"  these samples could show at most eps >= {result.power:.4g}: the claim is beyond them; "
+                       "give more --samples"))
+
+
 def _assignment(text: str) -> tuple[str, str]:
     name, sep, value = text.partition("=")
     if not sep or not name.strip():
@@ -803,6 +867,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true",
                    help="print the answer as JSON (\"epsilon\" or \"delta\" with lower, estimate, upper)")
     p.set_defaults(fn=cmd_account)
+
+    p = sub.add_parser("audit", help="a lower confidence bound on a mechanism's eps(delta) from its own samples; "
+                                     "exit 1 when it refutes --claim-eps",
+                       description="Audit FILE_OR_MODULE, which exports mechanism(data, rng) and the neighbouring "
+                                   "datasets d and d_prime (or in_scores and out_scores): a lower bound on eps(delta) "
+                                   "valid at --confidence. Exit 0 consistent, 1 refuted, 2 bad input, 3 when the "
+                                   "claim is at or above what the samples could show (or a cap was hit).")
+    p.add_argument("source", metavar="FILE_OR_MODULE", help="a .py file or a dotted module name")
+    p.add_argument("--samples", type=_bounded(int, "--samples", 8), default=10_000,
+                   help="outputs drawn on each dataset (default 10000)")
+    p.add_argument("--delta", type=_bounded(float, "--delta", 0.0), required=True, help="the delta of eps(delta)")
+    p.add_argument("--claim-eps", type=_bounded(float, "--claim-eps", 0.0), help="the claimed eps to test")
+    p.add_argument("--confidence", type=_bounded(float, "--confidence", 0.0, strict=True), default=0.95,
+                   help="confidence of the bound, in (0, 1) (default 0.95)")
+    p.add_argument("--seed", type=_SEED, default=0, help="seed of the samples and of the split (default 0)")
+    p.add_argument("--assume", choices=("gaussian",), help="grey box: the outputs are Gaussian with one variance "
+                                                         "under both datasets")
+    p.add_argument("--budget", type=_bounded(float, "--budget", 0.0, strict=True), default=None,
+                   help="wall-clock cap in seconds on the audit (reached: exit 3)")
+    p.add_argument("--json", action="store_true", help="print the audit as JSON (\"epsilon\": {\"lower\"}, "
+                                                       "\"refutes\", \"counts\", \"test\", \"power\")")
+    p.set_defaults(fn=cmd_audit)
 
     p = sub.add_parser("certify", help="certify a bound-vs-bound claim over a box (python-flint interval "
                                        "branch-and-bound)",

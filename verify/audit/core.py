@@ -87,10 +87,13 @@ def _expected_bound(sel_in: NDArray, sel_out: NDArray, thresholds: NDArray, n_in
 
 def _choose_threshold(sel_in: NDArray, sel_out: NDArray, n_in: int, n_out: int, delta: float, confidence: float
                       ) -> tuple[int, float]:
-    """(direction, threshold) of the test expected to give the largest bound, from the selection part only."""
+    """(direction, threshold) of the test expected to give the largest bound, from the selection part only (the
+    thresholds tried lie halfway between its distinct scores)."""
     pooled = np.unique(np.concatenate([sel_in, sel_out]))
     if pooled.size > MAX_CANDIDATES:
         pooled = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, MAX_CANDIDATES)))
+    if pooled.size > 1:  # thresholds halfway between the selection part's scores
+        pooled = (pooled[:-1] + pooled[1:]) / 2
     best = (-1.0, 1, float(pooled[0]))
     for direction in (1, -1):
         cand = direction * pooled
