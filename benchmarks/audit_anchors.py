@@ -9,15 +9,24 @@ prints a Markdown table. Recorded, not asserted (the validity tests assert verif
   - TF-Privacy's `EpsilonLowerBound` (tensorflow_privacy/privacy/privacy_tests/epsilon_lower_bound.py), re-implemented
     here for its Clopper-Pearson and Katz-log ratio bounds (alpha = 0.05, two-sided thresholds, all thresholds of the
     same scores, the largest of log(tpr/fpr), log(tnr/fnr) and the reversed ratios): tensorflow-privacy needs
-    TensorFlow, which this benchmark does not install. Its bound is for delta = 0, so it is run only on the pure-DP
-    cases (and the mechanism that leaks nothing).
+    TensorFlow, and its wheel (0.9.0) does not ship privacy_tests/. Its bound is for delta = 0, so it is run only on
+    the pure-DP cases (and the mechanism that leaks nothing);
+  - jax_privacy's `CanaryScoreAuditor` (jax_privacy/auditing.py, the library's own code: it imports numpy, scipy
+    and dp_accounting only, not jax): `epsilon_from_gdp` (Bonferroni over 2n thresholds, then the largest |mu| of
+    either direction from the rates' UPPER bounds), and `epsilon_clopper_pearson` with its default Bonferroni
+    threshold strategy and with `Split()`. Found as an installed `jax_privacy`, else from the file or wheel that
+    env VERIFY_JAX_PRIVACY names (`pip download --no-deps jax-privacy`); skipped where neither is there.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import math
+import os
 import sys
+import zipfile
 from collections.abc import Callable
+from types import ModuleType
 
 import numpy as np
 from scipy import optimize, stats
@@ -87,6 +96,28 @@ def tf_privacy(ins: np.ndarray, outs: np.ndarray, method: str, alpha: float = 0.
     return float(np.log(positive.max())) if positive.size else -math.inf
 
 
+def jax_privacy_auditing() -> ModuleType | None:
+    """jax_privacy.auditing: installed, or loaded from the auditing.py (or the wheel) that VERIFY_JAX_PRIVACY names."""
+    try:
+        from jax_privacy import auditing  # noqa: PLC0415 - optional, heavy
+        return auditing
+    except ImportError:
+        pass
+    where = os.environ.get("VERIFY_JAX_PRIVACY")
+    if not where:
+        return None
+    if where.endswith(".whl"):
+        with zipfile.ZipFile(where) as wheel:
+            source = wheel.read("jax_privacy/auditing.py").decode()
+    else:
+        source = open(where).read()  # noqa: SIM115 - one read
+    spec = importlib.util.spec_from_loader("jax_privacy_auditing", loader=None)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    exec(compile(source, where, "exec"), module.__dict__)  # noqa: S102 - the library's own code, as published
+    return module
+
+
 CASES: list[tuple[str, Callable[[np.random.Generator, int], tuple[np.ndarray, np.ndarray]], float, float]] = [
     ("Gaussian mu=0 (leaks nothing), delta=1e-5", lambda r, n: (r.normal(size=n), r.normal(size=n)), 1e-5, 0.0),
     ("Gaussian mu=0.5, delta=1e-2", lambda r, n: (r.normal(0.5, 1, n), r.normal(size=n)), 1e-2,
@@ -98,6 +129,7 @@ CASES: list[tuple[str, Callable[[np.random.Generator, int], tuple[np.ndarray, np
 
 
 def main(runs: int, samples: int) -> None:
+    jp = jax_privacy_auditing()
     print(f"{runs} runs of {samples} outputs per dataset, audited at the true eps; nominal false-alarm rate "
           f"{1 - CONFIDENCE:.0%}\n")
     print("| mechanism | true eps | estimator | false alarms | median bound |")
@@ -106,6 +138,10 @@ def main(runs: int, samples: int) -> None:
         found: dict[str, list[float]] = {"verify.audit": [], "max-over-thresholds": []}
         if delta == 0 or truth == 0:
             found.update({"TF-Privacy CP (re-impl.)": [], "TF-Privacy Katz-log (re-impl.)": []})
+        if jp is not None:
+            found.update({"jax_privacy CP (Bonferroni)": [], "jax_privacy CP (Split)": []})
+            if delta > 0:
+                found["jax_privacy epsilon_from_gdp"] = []
         for seed in range(runs):
             ins, outs = draw(np.random.default_rng(seed), samples)
             found["verify.audit"].append(audit_scores(ins, outs, delta=delta, seed=seed).epsilon_lower)
@@ -113,6 +149,14 @@ def main(runs: int, samples: int) -> None:
             if "TF-Privacy CP (re-impl.)" in found:
                 found["TF-Privacy CP (re-impl.)"].append(tf_privacy(ins, outs, "clopper-pearson"))
                 found["TF-Privacy Katz-log (re-impl.)"].append(tf_privacy(ins, outs, "katz-log"))
+            if jp is not None:
+                auditor = jp.CanaryScoreAuditor(ins, outs)
+                significance = 1 - CONFIDENCE
+                found["jax_privacy CP (Bonferroni)"].append(auditor.epsilon_clopper_pearson(significance, delta))
+                found["jax_privacy CP (Split)"].append(auditor.epsilon_clopper_pearson(
+                    significance, delta, threshold_strategy=jp.Split(seed=seed)))
+                if delta > 0:
+                    found["jax_privacy epsilon_from_gdp"].append(auditor.epsilon_from_gdp(significance, delta))
         for estimator, values in found.items():
             v = np.array(values)
             print(f"| {name} | {truth:.4g} | {estimator} | {np.mean(v > truth + 1e-12):.1%} | "
