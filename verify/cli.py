@@ -875,7 +875,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "valid at --confidence. Exit 0 consistent, 1 refuted, 2 bad input, 3 when the "
                                    "claim is at or above what the samples could show (or a cap was hit).")
     p.add_argument("source", metavar="FILE_OR_MODULE", help="a .py file or a dotted module name")
-    p.add_argument("--samples", type=_bounded(int, "--samples", 8), default=10_000,
+    p.add_argument("--samples", type=_bounded(int, "--samples", 1), default=10_000,
                    help="outputs drawn on each dataset (default 10000)")
     p.add_argument("--delta", type=_bounded(float, "--delta", 0.0), required=True, help="the delta of eps(delta)")
     p.add_argument("--claim-eps", type=_bounded(float, "--claim-eps", 0.0), help="the claimed eps to test")
