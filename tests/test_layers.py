@@ -26,8 +26,9 @@ LAYERS: dict[str, int] = {
     "verify.families": 3, "verify.catalog": 3,
     # 4 the evaluation pipeline: memo, on-disk cache, isolation (and the contract check it runs), the rigorous path
     "verify.pipeline": 4,
-    # 5 checker and the falsifier's search
-    "verify.checker": 5, "verify.audit": 5, "verify.testing.falsify": 5, "verify.testing.strategies": 5, "verify.testing.routes": 5,
+    # 5 checker and the falsifier's search; the audit of a mechanism's samples (issue 51)
+    "verify.checker": 5, "verify.testing.falsify": 5, "verify.testing.strategies": 5, "verify.testing.routes": 5,
+    "verify.audit": 5,
     # 6 runner and the public entry points built on it
     "verify.runner": 6, "verify.api": 6, "verify.accountant_compare": 6, "verify.testing": 6,
     "verify.testing.pytest_plugin": 6,
