@@ -38,6 +38,7 @@ MAX_STEPS = 10**7
 _START_WIDTH = 0.1  # eps width of the first, coarse bracket (it sets the scale of a relative tolerance)
 _COARSE = 4.0  # the default query's first grid: this many times the width it aims for (an estimate, and the orders)
 _ROUNDS = 6  # refinements at most
+_COARSE_GOAL = 1e-9  # floating-point budget (delta) of the default delta(eps)'s coarse first grid: an estimate only
 _ARB_BITS = 128  # Arb precision of the Gaussian closed form (q = 1)
 
 
@@ -108,7 +109,8 @@ class AccountantResult:
 
     def width_text(self) -> str:
         """'width W' and, where the refinement stopped short of its target, what stopped it"""
-        return f"width {self.width:.3g}" + (f", the tightest within {self.limit}" if self.limit else "")
+        where = "at" if "floor" in self.limit else "within"
+        return f"width {self.width:.3g}" + (f", the tightest {where} {self.limit}" if self.limit else "")
 
     def __str__(self) -> str:
         name = "eps" if self.quantity == "epsilon" else "delta"
@@ -247,7 +249,8 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
             progress(got, allowed)
         if got <= allowed and (aim is None or width <= aim):  # (a coarse bracket may overstate the width allowed)
             return bracket, allowed
-        if solve_delta and 2 * bracket.error_budget >= allowed:  # a finer grid does not move this floor
+        if solve_delta and goal < bracket.error_budget and 2 * bracket.error_budget >= allowed:  # a finer grid
+            # does not move this floor (a budget within its goal was spent in double: a smaller goal spends less)
             raise _Short(f"the width asked for ({allowed:.3g} in delta) is below the bracket's floating-point and "
                          f"truncation floor ({2 * bracket.error_budget:.3g}); ask for an absolute tolerance above it",
                          _tighter(best, bracket), "the floating-point floor", allowed)
@@ -270,7 +273,9 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
             each = [solve([c]) for c in comps]  # end cannot be it, and only the other is refined
             top = max(b.lower for b in each)
             orders = tuple(o for o, b in zip(orders, each, strict=True) if b.upper >= top)
-        ratio = allowed / got  # the width is about proportional to the grid's once the grid is fine: a long jump
+        # the width is about proportional to the grid's once the grid is fine (delta(eps): the part beyond the
+        # floating-point budget, which the next goal cuts instead): a long jump
+        ratio = allowed / (max(got - 2 * bracket.error_budget, 1e-300) if solve_delta else got)
         width *= max(1e-3, min(0.9, (0.75 if ratio < 0.2 else 0.9) * ratio))  # from a coarse one aims lower
         if aim is not None and fitted > aim:  # a coarse bracket misstates the width allowed: first the grid aimed at
             width = aim
@@ -387,7 +392,7 @@ def _account(quantity: str, given: float, phases, tol, relative: bool, neighbour
         return max(DEFAULT_TOL * max(mid, floor), mid - (moved.lower + moved.upper) / 2)
 
     if tol is None:  # the default: a coarse grid first (an estimate, the orders), then one near the width aimed for
-        first = _COARSE * shift
+        first = max(_COARSE * shift, _START_WIDTH)  # (at least 0.1: where 1e-3 relative is wider, it is a jump)
     else:  # an absolute eps width is the grid's own: start there (a wider one is wasted work, a narrower one may
         first = tol if quantity == "epsilon" and not relative else _START_WIDTH  # not fit)
 
@@ -395,10 +400,12 @@ def _account(quantity: str, given: float, phases, tol, relative: bool, neighbour
         """the floating-point budget (in delta) the powers may spend in double before a long-double pass: at eps(delta)
         it moves eps by about goal / (delta |d log delta / d eps|), so a tenth of the eps width last allowed (at most
         1e-2, and 1e-3 before a first bracket) times delta; delta(eps) spends a fiftieth of the width last allowed
-        (none before a first bracket)"""
+        (before a first bracket: _COARSE_GOAL at the default, whose first grid only estimates; else none)"""
         if not solve_delta:
             return given * (1e-3 if last_allowed is None else min(1e-2, 0.1 * last_allowed))
-        return 0.0 if last_allowed is None else 0.02 * last_allowed
+        if last_allowed is None:  # the default's coarse first grid only estimates: double arithmetic
+            return _COARSE_GOAL if tol is None else 0.0
+        return 0.02 * last_allowed
 
     try:
         b, target = _refined(solve, allowed, merged(phases), orders, solve_delta=solve_delta, start=first,
@@ -414,42 +421,12 @@ def _account(quantity: str, given: float, phases, tol, relative: bool, neighbour
 
 def _gaussian(quantity: str, given: float, phases: tuple[Phase, ...]):
     """The exact bracket of a full-batch schedule (q = 1 throughout): mu-GDP with mu^2 = sum T_i / sigma_i^2, its
-    delta(eps) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu) (Balle & Wang 2018) and eps(delta) its root, enclosed
-    in Arb balls (verify.truth.gaussian) and rounded outwards; None where Arb cannot enclose it (extreme sigma: the
-    PLD engine then answers or refuses)."""
-    from flint import arb
+    closed form enclosed in Arb (verify.truth.gaussian.composed_gaussian_bracket); None where Arb cannot enclose it
+    (extreme sigma: the PLD engine then answers or refuses)."""
+    from verify.truth.gaussian import composed_gaussian_bracket
 
-    from verify.truth.gaussian import gaussian_delta, gaussian_dp_epsilon
-    from verify.truth.numbers import NotEnclosable, arb_numbers
-
-    mu_float = math.sqrt(math.fsum(p.steps * (1 / p.sigma) ** 2 for p in phases)) if all(
-        p.sigma > 1e-150 for p in phases) else math.inf
-    if not 1e-150 < mu_float < 1e150:  # eps ~ mu^2 / 2 beyond the float range, or 1/sigma^2 beyond it
-        return None
-    try:
-        with arb_numbers(_ARB_BITS) as numbers_:
-            mu = sum((numbers_.mpf(p.steps) / numbers_.mpf(p.sigma) ** 2 for p in phases), arb(0)).sqrt()
-            ball = (gaussian_delta(numbers_.mpf(given), mu) if quantity == "delta"
-                    else gaussian_dp_epsilon(numbers_.mpf(given), mu))
-            if not (isinstance(ball, arb) and ball.is_finite()):
-                return None
-            lo, up = ball.lower(), ball.upper()
-    except (NotEnclosable, ArithmeticError, ValueError, ResourceLimitError):
-        return None
-    lower, upper = max(0.0, _rounded(lo, -math.inf)), _rounded(up, math.inf)
-    if quantity == "delta":
-        upper = min(upper, 1.0)  # every delta is at most 1
-    if not (math.isfinite(upper) and lower <= upper):
-        return None
-    return _Closed(lower, upper)
-
-
-def _rounded(x, direction: float) -> float:
-    """the exact Arb number `x` as a float, rounded towards `direction` (one step where the nearest float is not x)"""
-    from flint import arb
-
-    near = float(x)
-    return near if arb(near) == x else math.nextafter(near, direction)
+    found = composed_gaussian_bracket(quantity, given, [(p.steps, p.sigma) for p in phases], _ARB_BITS)
+    return None if found is None else _Closed(*found)
 
 
 @dataclass(frozen=True)
