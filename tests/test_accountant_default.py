@@ -188,3 +188,22 @@ def test_random_schedules_at_the_default_meet_dp_accountings_pair(seed):
     """issue 50's target: 100 schedules of the documented domain (T up to 1e6), both forms: 0 refusals, every
     bracket meeting dp_accounting's pair (exact at q = 1)"""
     _check_domain(1000 + seed, 1e6)
+
+
+def test_a_progress_bar_shows_on_a_terminal_only(monkeypatch, capsys):
+    """the CLI's bar goes to stderr when it is a terminal, and nowhere otherwise (the answer on stdout unchanged)"""
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    argv = ["account", "--q", "1", "--sigma", "2", "--steps", "10", "--delta", "1e-5"]
+    assert main(argv) == 0
+    plain = capsys.readouterr()
+    assert plain.err == "" and plain.out.startswith("eps(delta=1e-05)")
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(argv) == 0
+    assert "account" in terminal.getvalue() and capsys.readouterr().out == plain.out
