@@ -5,6 +5,8 @@ relative bracket at (q, sigma, T, delta) = (0.01, 1.0, 1000, 1e-5) in <= 1 s. Re
 
 from __future__ import annotations
 
+import logging
+import math
 import time
 
 import pytest
@@ -57,3 +59,123 @@ def test_relative_1e_3_bracket(benchmark):
     median = benchmark.stats.stats.median
     benchmark.extra_info.update({"verify_s": median, "target_s": 1.0, "answer": str(ours)})
     print(f"\n1e-3 relative at (0.01, 1.0, 1000, 1e-5): {ours} in {median:.2f} s (median of 5; target <= 1 s)")
+
+
+# ---- issue 50: 20 realistic schedules, both query forms, at the default accuracy ----------------------------------
+
+REALISTIC = 20
+REPORT = "reports/bench_accountant_default.json"
+
+
+def realistic_schedule(rng) -> tuple[list[tuple[float, float, int]], float]:
+    """q 1e-4..0.1, sigma 0.5..5 (log-uniform), T 1e2..1e6 steps in all over 1-10 phases, delta 1e-10..1e-5"""
+    import numpy as np
+
+    count = 1 if rng.random() < 0.5 else int(rng.integers(2, 11))
+    total = int(10 ** rng.uniform(2, 6))
+    shares = rng.dirichlet(np.ones(count))
+    phases = [(float(10 ** rng.uniform(-4, -1)), float(10 ** rng.uniform(math.log10(0.5), math.log10(5))),
+               max(1, int(total * s))) for s in shares]
+    return phases, float(10 ** rng.uniform(-10, -5))
+
+
+def _dp_accounting(phases, *, pessimistic: bool):
+    """dp_accounting's PLD at its defaults (what PLDAccountant() composes: interval 1e-4, connect-the-dots), the
+    pessimistic estimate (the one PLDAccountant reports) or its optimistic twin (this version's PLDAccountant takes no
+    pessimistic_estimate, so the optimistic one is built as it builds the pessimistic)"""
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    total = None
+    for q, s, t in phases:
+        one = pld_lib.from_gaussian_mechanism(s, sampling_prob=q, pessimistic_estimate=pessimistic).self_compose(t)
+        total = one if total is None else total.compose(one)
+    return total
+
+
+def _dp_accountant(phases):
+    """PLDAccountant() at its defaults with the schedule composed, as a user calls it (the timed one)"""
+    from dp_accounting import dp_event, pld
+
+    acc = pld.PLDAccountant()
+    for q, s, t in phases:
+        acc.compose(dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(s)), t)
+    return acc
+
+
+def _default_width(result, phases) -> float:
+    """the default accuracy's width: the wider of 1e-3 relative and a tenth of dp_accounting's gap (5e-6 T in eps;
+    for delta(eps), as the result states it: `target`)"""
+    steps = sum(t for _, _, t in phases)
+    if result.quantity == "epsilon":
+        return max(1e-3 * result.estimate, 5e-6 * steps)
+    return result.target
+
+
+def test_realistic_schedules_at_the_default_against_dp_accounting(benchmark):
+    """Each schedule in both forms, verify at the default (tol=None) beside dp_accounting's PLDAccountant at its
+    defaults (pessimistic, the number it reports; timed) and its optimistic twin (the pair's gap, untimed): the time
+    ratio (median, max), our width against the default accuracy, whether their pair overlaps our bracket. Recorded
+    (printed and written to reports/), never asserted."""
+    import json
+    import statistics
+    from pathlib import Path
+
+    import numpy as np
+
+    from verify.truth import pld
+
+    rows = []
+
+    def run() -> None:
+        for seed in range(REALISTIC):
+            phases, delta = realistic_schedule(np.random.default_rng(5000 + seed))
+            logging.getLogger().setLevel(logging.ERROR)  # dp_accounting warns at each optimistic PLD it builds
+            steps = sum(t for _, _, t in phases)
+            start = time.perf_counter()
+            their_eps = _dp_accountant(phases).get_epsilon(delta)
+            t_theirs_eps = time.perf_counter() - start
+            optimistic = _dp_accounting(phases, pessimistic=False)
+            opt_eps = optimistic.get_epsilon_for_delta(delta)
+            eps = round(their_eps, 3) if their_eps > 0 else 0.5
+            start = time.perf_counter()
+            their_delta = _dp_accountant(phases).get_delta(eps)
+            t_theirs_delta = time.perf_counter() - start
+            opt_delta = optimistic.get_delta_for_epsilon(eps)
+            for form, given, theirs_pair, t_theirs in (("epsilon", delta, (opt_eps, their_eps), t_theirs_eps),
+                                                      ("delta", eps, (opt_delta, their_delta), t_theirs_delta)):
+                pld._CACHE.clear()
+                start = time.perf_counter()
+                try:
+                    ours = (accountant.epsilon if form == "epsilon" else accountant.delta)(given, phases)
+                    answer, refused = ours, None
+                except ResourceLimitError as err:
+                    answer, refused = None, str(err)
+                t_ours = time.perf_counter() - start
+                row = {"seed": seed, "form": form, "given": given, "phases": phases, "steps": steps,
+                       "dp_accounting": {"optimistic": float(theirs_pair[0]), "pessimistic": float(theirs_pair[1]),
+                                         "seconds": t_theirs},
+                       "verify_s": t_ours, "ratio": t_ours / t_theirs, "refused": refused}
+                if answer is not None:
+                    allowed = _default_width(answer, phases)
+                    low, high = min(theirs_pair), max(theirs_pair)
+                    row.update({"verify": [answer.lower, answer.upper], "width": answer.width, "allowed": allowed,
+                                "width_ok": bool(answer.width <= allowed * (1 + 1e-9)), "limit": answer.limit,
+                                "overlaps_pair": bool(answer.lower <= high + 1e-12 and low <= answer.upper + 1e-12),
+                                "contains_pessimistic": bool(answer.lower <= theirs_pair[1] <= answer.upper)})
+                rows.append(row)
+                print(f"\n{form:7} seed {seed:2} T={steps:>7} phases={len(phases):2}: verify "
+                      f"{'REFUSED' if refused else f'[{answer.lower:.6g}, {answer.upper:.6g}] w {answer.width:.3g}'}"
+                      f" in {t_ours:.2f} s; dp_accounting [{theirs_pair[0]:.6g}, {theirs_pair[1]:.6g}] in "
+                      f"{t_theirs:.2f} s (ratio {t_ours / t_theirs:.2f})", end="")
+
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    ratios = [r["ratio"] for r in rows]
+    summary = {"queries": len(rows), "refused": sum(r["refused"] is not None for r in rows),
+               "ratio_median": statistics.median(ratios), "ratio_max": max(ratios),
+               "width_ok": sum(bool(r.get("width_ok")) for r in rows),
+               "overlaps_pair": sum(bool(r.get("overlaps_pair")) for r in rows),
+               "contains_pessimistic": sum(bool(r.get("contains_pessimistic")) for r in rows)}
+    benchmark.extra_info.update(summary)
+    Path(REPORT).parent.mkdir(exist_ok=True)
+    Path(REPORT).write_text(json.dumps({"summary": summary, "rows": rows}, indent=2))
+    print(f"\n{summary} (written to {REPORT}; targets: ratio median <= 1, max <= 3, 0 refused)")

@@ -48,7 +48,8 @@ def test_full_batch_schedules_bracket_the_exact_gaussian_composition(sigmas, ste
     and delta(eps) are closed forms: the proven bracket contains them and meets the tolerance (relative for eps;
     absolute for delta, whose bracket has an additive floating-point floor ~1e-12)."""
     phases = [Phase(1.0, s, t) for s, t in zip(sigmas, steps, strict=False)]
-    mu = math.sqrt(sum(p.steps / p.sigma**2 for p in phases))
+    with mpmath.workdps(40):  # mu exactly (to 40 digits): the closed-form bracket is ~1e-16 relative wide
+        mu = mpmath.sqrt(mpmath.fsum(mpmath.mpf(p.steps) / mpmath.mpf(p.sigma) ** 2 for p in phases))
     exact = float(_gaussian_epsilon(delta, mu))
     r = accountant.epsilon(delta, phases, tol=1e-2)
     assert r.lower <= exact <= r.upper
@@ -62,10 +63,10 @@ def test_full_batch_schedules_bracket_the_exact_gaussian_composition(sigmas, ste
 
 
 def test_a_relative_delta_width_below_the_floor_is_refused_at_once(monkeypatch):
-    """delta(eps) ~ 1e-12 at a relative 1e-3: below the bracket's additive floor, refused (exit 3), not refined for
-    minutes: the refusal comes on the first grid's bracket, before any finer grid is built."""
+    """delta(eps) ~ 1e-12 at an explicit relative 1e-3: below the bracket's additive floor, refused (exit 3), not
+    refined for minutes: the refusal comes on the first grid's bracket, before any finer grid is built. (q = 0.999:
+    at q = 1 the closed form answers without a grid.)"""
     import verify.truth.pld as pld
-    from verify.errors import ResourceLimitError
 
     grids = []
     build = pld.schedule_orders
@@ -75,9 +76,10 @@ def test_a_relative_delta_width_below_the_floor_is_refused_at_once(monkeypatch):
         return build(raw, orders, width, *args, **kwargs)
 
     monkeypatch.setattr(pld, "schedule_orders", counted)
-    with pytest.raises(ResourceLimitError, match="floor"):
-        accountant.delta(40.0, [(1.0, 1.0, 10)], tol=1e-3)
-    assert len(grids) == 1
+    with pytest.raises(accountant.AccountantRefusal, match="floor") as refused:
+        accountant.delta(40.0, [(0.999, 1.0, 10)], tol=1e-3)
+    assert len(grids) == 1 and refused.value.best is not None
+    assert refused.value.best.limit == "the floating-point floor"
 
 
 @SETTINGS
@@ -128,7 +130,8 @@ def test_cli_json_holds_the_bracket_and_the_schedule(capsys):
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     eps = out["epsilon"]
-    assert eps["lower"] <= eps["estimate"] <= eps["upper"] and out["delta"] == 1e-6
+    assert eps["lower"] <= eps["estimate"] <= eps["upper"] and out["given"] == {"delta": 1e-6}
+    assert out["query"] == "epsilon" and "delta" not in out and eps["width"] == eps["upper"] - eps["lower"]
     assert [p["steps"] for p in out["phases"]] == [100, 3]
 
 
@@ -271,8 +274,8 @@ def test_a_relative_tolerance_is_relative_to_the_estimate():
     met it against its upper end before (found by a hostile probe)."""
     r = accountant.delta(0.0372, [(1.0, 569.3, 24)], tol=1.0, neighbouring="add")
     assert r.upper - r.lower <= r.estimate * (1 + 1e-12)
-    mu = math.sqrt(24) / 569.3  # q = 1: mu-GDP exactly
-    exact = float(mpmath.ncdf(-0.0372 / mu + mu / 2) - mpmath.exp(0.0372) * mpmath.ncdf(-0.0372 / mu - mu / 2))
+    with mpmath.workdps(40):  # q = 1: mu-GDP exactly, mu to 40 digits (the closed-form bracket is ~1e-16 wide)
+        exact = float(_gaussian_delta(0.0372, mpmath.sqrt(24) / mpmath.mpf(569.3)))
     assert r.lower <= exact <= r.upper
 
 
@@ -285,21 +288,27 @@ def test_the_answer_shows_its_inputs_unrounded():
 
 @pytest.mark.parametrize("cap_mib", [20, 40, 80])
 def test_a_refusal_by_the_memory_cap_gives_the_best_certified_bracket(cap_mib, monkeypatch):
-    """Under a memory cap too small for the default tolerance, the refinement backs off to the finest grid that fits
-    (a long jump that overshoots the cap is not the end) and the refusal names the cap and the tightest certified
-    bracket it had, which contains the tight eps (proven in [1.82742, 1.82905] at the default cap, where it answers)."""
-    from verify.errors import ResourceLimitError
+    """Under a memory cap too small for an explicit 1e-3 relative width, the refinement backs off to the finest grid
+    that fits (a long jump that overshoots the cap is not the end) and the refusal names the cap and carries the
+    tightest certified bracket it had, which contains the tight eps (proven in [1.82742, 1.82905] at the default
+    cap, where it answers). At the default accuracy the same cap is no refusal: that bracket is the answer."""
     from verify.truth import pld
 
     monkeypatch.setattr(pld, "_CACHE", type(pld._CACHE)())
     monkeypatch.setenv("VERIFY_MEMORY_CAP", str(cap_mib * 2**20))
-    with pytest.raises(ResourceLimitError, match="memory cap") as refused:
-        accountant.epsilon(1e-5, [(0.01, 1.0, 1000)])
+    with pytest.raises(accountant.AccountantRefusal, match="memory cap") as refused:
+        accountant.epsilon(1e-5, [(0.01, 1.0, 1000)], tol=1e-3)
     shown = re.search(r"certified so far: \[([^,]+), ([^\]]+)\]", str(refused.value))
     lower, upper = float(shown.group(1)), float(shown.group(2))
     assert lower <= 1.82742 and 1.82905 <= upper and upper - lower < 0.01
+    best = refused.value.best
+    assert best.lower <= 1.82742 and 1.82905 <= best.upper and best.limit
+    monkeypatch.setattr(pld, "_CACHE", type(pld._CACHE)())
+    default = accountant.epsilon(1e-5, [(0.01, 1.0, 1000)], tol=None, time_budget=60)
+    assert default.lower <= 1.82742 and 1.82905 <= default.upper
+    assert default.width <= max(1e-3 * default.estimate, 5e-6 * 1000) or default.limit
     monkeypatch.setenv("VERIFY_MEMORY_CAP", str(160 * 2**20))
-    answer = accountant.epsilon(1e-5, [(0.01, 1.0, 1000)])
+    answer = accountant.epsilon(1e-5, [(0.01, 1.0, 1000)], tol=1e-3)
     assert answer.lower <= 1.8282 <= answer.upper and answer.upper - answer.lower <= 1e-3 * answer.estimate
 
 

@@ -3,9 +3,17 @@ schedule of Poisson-subsampled Gaussian phases (q_i, sigma_i, T_i), sensitivity 
 
 The bracket is the privacy-loss-distribution bracket of verify.truth.pld (pessimistic and optimistic PLDs: Meiser &
 Mohammadi 2018; Koskela et al. 2020; Doroshenko et al. 2022, with every floating-point error accounted for), composed
-over the phases on one loss grid. Its width in eps is about the grid width times the number of steps; the grid is
-refined until the bracket meets the tolerance asked for, or a resource cap stops it (ResourceLimitError, never a
-wider answer passed off as meeting the tolerance).
+over the phases on one loss grid. Its width in eps is about the grid width times sqrt(T log(1/delta)); the grid is
+refined until the bracket is as narrow as asked. Identical phases (same q and sigma) are composed as one (composition
+commutes). A schedule of full-batch phases only (q = 1) composes to one Gaussian mechanism, mu^2 = sum T_i / sigma_i^2
+(Dong, Roth & Su 2022), and is answered by its closed form in Arb balls (verify.truth.gaussian), no grid.
+
+The default (`tol=None`) asks for the default accuracy: a width at most the wider of 1e-3 relative and a tenth of
+dp_accounting's own optimistic-to-pessimistic gap at its defaults (5e-6 T in eps for T steps in all; for delta(eps)
+the change of delta across that eps shift, upwards: at most delta itself). It never refuses for width: where the time
+budget or a resource cap stops the refinement first, the answer is the tightest certified bracket reached, its width
+and what stopped it stated. An explicit `tol` that is not met raises AccountantRefusal (a ResourceLimitError)
+carrying that tightest bracket.
 
 Neighbouring relations: "add_remove" (the default: the larger of the add and remove orders, as DP-SGD accountants
 report), "add" (P_D' || P_D with D' = D + x) and "remove" alone. Replace-one is not supported for Poisson sampling.
@@ -17,16 +25,21 @@ import html
 import math
 import numbers
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from verify.errors import ParameterError, ResourceLimitError
 
 NEIGHBOURING = {"add_remove": ("add", "remove"), "add": ("add",), "remove": ("remove",)}
-DEFAULT_TOL = 1e-3  # relative width of the bracket
+DEFAULT_TOL = 1e-3  # relative part of the default accuracy (and the relative width callers used to get by default)
+DEFAULT_STEP_WIDTH = 5e-6  # eps width per step of the default accuracy: a tenth of dp_accounting's own gap (T x 5e-5)
+DEFAULT_TIME_BUDGET = 10.0  # seconds a query at the default accuracy may refine for
 MAX_STEPS = 10**7
 _START_WIDTH = 0.1  # eps width of the first, coarse bracket (it sets the scale of a relative tolerance)
+_COARSE = 4.0  # the default query's first grid: this many times the width it aims for (an estimate, and the orders)
 _ROUNDS = 6  # refinements at most
+_COARSE_GOAL = 1e-9  # floating-point budget (delta) of the default delta(eps)'s coarse first grid: an estimate only
+_ARB_BITS = 128  # Arb precision of the Gaussian closed form (q = 1)
 
 
 def _num(x: float) -> str:
@@ -64,7 +77,9 @@ class Phase:
 class AccountantResult:
     """lower <= tight value <= upper, proven, for `quantity` ("epsilon" at the given delta, or "delta" at the given
     epsilon); `estimate` is the bracket's midpoint. `grid_width` is the loss grid's width (0: none was needed),
-    `tolerance` the width asked for (`relative` to the estimate or absolute)."""
+    `tolerance` the width asked for (`relative` to the estimate or absolute; None: the default accuracy), `target`
+    the absolute width that was aimed for, and `limit` what stopped the refinement short of it ("": nothing, the
+    target is met; else e.g. "the time budget"). `method` is "pld" or "gaussian" (the closed form at q = 1)."""
 
     quantity: str
     lower: float
@@ -73,10 +88,13 @@ class AccountantResult:
     given: float
     phases: tuple[Phase, ...]
     neighbouring: str
-    tolerance: float
+    tolerance: float | None
     relative: bool
     grid_width: float
     seconds: float
+    target: float = math.nan
+    limit: str = ""
+    method: str = "pld"
 
     @property
     def given_name(self) -> str:
@@ -89,11 +107,16 @@ class AccountantResult:
     def schedule(self) -> str:
         return _shown(self.phases)
 
+    def width_text(self) -> str:
+        """'width W' and, where the refinement stopped short of its target, what stopped it"""
+        where = "at" if "floor" in self.limit else "within"
+        return f"width {self.width:.3g}" + (f", the tightest {where} {self.limit}" if self.limit else "")
+
     def __str__(self) -> str:
         name = "eps" if self.quantity == "epsilon" else "delta"
         at = "delta" if self.quantity == "epsilon" else "eps"
         return (f"{name}({at}={_num(self.given)}) in [{self.lower:.6g}, {self.upper:.6g}] "
-                f"(estimate {self.estimate:.6g}, certified) for {self.schedule()} "
+                f"(estimate {self.estimate:.6g}, certified; {self.width_text()}) for {self.schedule()} "
                 f"({self.neighbouring.replace('_', '/')})")
 
     def __repr__(self) -> str:
@@ -102,11 +125,21 @@ class AccountantResult:
     def _repr_html_(self) -> str:
         name = "&epsilon;" if self.quantity == "epsilon" else "&delta;"
         at = "&delta;" if self.quantity == "epsilon" else "&epsilon;"
+        how = (f"loss grid {self.grid_width:.3g}" if self.grid_width else "Gaussian closed form (Arb)"
+               if self.method == "gaussian" else "no grid: total variation below delta")
         return (f"<div><b>{name}</b>({at} = {_num(self.given)}) &isin; [{self.lower:.6g}, {self.upper:.6g}] "
-                f"(estimate {self.estimate:.6g}, certified)<br><small>{html.escape(self.schedule())}; "
-                f"{html.escape(self.neighbouring.replace('_', '/'))} neighbours; "
-                f"{f'loss grid {self.grid_width:.3g}' if self.grid_width else 'no grid: total variation below delta'}"
-                f"</small></div>")
+                f"(estimate {self.estimate:.6g}, certified; {html.escape(self.width_text())})<br><small>"
+                f"{html.escape(self.schedule())}; {html.escape(self.neighbouring.replace('_', '/'))} neighbours; "
+                f"{how}</small></div>")
+
+
+class AccountantRefusal(ResourceLimitError):
+    """The width asked for explicitly was not reached (a resource cap, the time budget or the floating-point floor
+    stopped it): `best` is the tightest certified bracket reached (None where none was)."""
+
+    def __init__(self, message: str, best: AccountantResult | None = None) -> None:
+        super().__init__(message)
+        self.best = best
 
 
 def _real(value: object) -> float | None:
@@ -152,23 +185,46 @@ def _shown(phases: tuple[Phase, ...]) -> str:
     return " + ".join(str(p) for p in phases)
 
 
+class _Short(ResourceLimitError):
+    """`_refined` stopped short of the width allowed: `bracket` the tightest certified one reached (None: none),
+    `reason` what stopped it (for the answer's text)."""
+
+    def __init__(self, message: str, bracket=None, reason: str = "a resource cap", target: float = math.nan) -> None:
+        super().__init__(message)
+        self.bracket = bracket
+        self.reason = reason
+        self.target = target
+
+
 def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...], solve_delta: bool = False,
-             start: float = _START_WIDTH, budget_goal: float = 0.0):
+             start: float = _START_WIDTH, budget_goal: Callable | float = 0.0, deadline: float = math.inf,
+             progress: Callable[[float, float], None] | None = None, aim: float | None = None):
     """Brackets from successively finer grids, the first of eps width `start`, until `target_of(bracket)` (the width
-    allowed) is met; `budget_goal` as for verify.truth.pld.compose_schedule."""
+    allowed) is met: (that bracket, the width allowed); `budget_goal` as for verify.truth.pld.compose_schedule (or
+    a function of the width last allowed, None before the first bracket). A grid whose predicted time would pass
+    `deadline` (perf_counter) is not started. Stops short with `_Short`."""
     from verify.truth.pld import schedule_orders
 
     raw = tuple((p.q, p.sigma, p.steps) for p in phases)
     # first widths to try: a grid too fine for a long schedule whose eps is large hits a size cap (then coarser, the
     # tolerance being relative); one too coarse for a tiny eps puts a cut where the CDF underflows (then finer)
     width = start
-    coarser = [_START_WIDTH * 8**k for k in range(1, 7)] if start <= _START_WIDTH else [_START_WIDTH]
+    coarser = [start * 8**k for k in range(1, 7)] if start <= 10 * _START_WIDTH else [_START_WIDTH]
     finer = [min(start, _START_WIDTH) / 8**k for k in range(1, 13)]
-    last_error, stalled, best, fitted, capped = None, False, None, width, None
+    last_error, stalled, best, fitted, capped, took = None, False, None, width, None, 0.0
+    last_allowed = None
     refused: dict[bool, tuple[float, ResourceLimitError]] = {}  # too big or not -> the last such refusal's width
     for _ in range(_ROUNDS + len(coarser) + len(finer) + 1):
+        left = deadline - time.perf_counter()
+        if best is not None and took * fitted / width > left:  # a grid's time ~ its cells ~ 1 / width: the finest
+            width = fitted * took / (0.8 * max(left, 0.0)) if left > 0 else math.inf  # grid the budget still fits
+            if not width < fitted / 1.3:
+                raise _Short(f"the bracket reached width {last_error:.3g}{_best(best)}; a finer grid would run past "
+                             "the time budget", best, "the time budget", last_allowed)
+        goal = budget_goal(last_allowed) if callable(budget_goal) else budget_goal
+        began = time.perf_counter()
         try:
-            comps = schedule_orders(raw, orders, width, budget_goal)
+            comps = schedule_orders(raw, orders, width, goal)
             bracket = solve(comps)
         except ResourceLimitError as err:
             too_big = any(word in str(err) for word in ("cells", "memory"))
@@ -177,35 +233,38 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
                 width = (coarser if too_big else finer).pop(0)
                 continue
             if last_error is None:
-                raise ResourceLimitError(f"the certified bracket cannot be computed for {_shown(phases)} at any "
-                                         f"grid it tried: {_refusals(refused)}") from None
+                raise _Short(f"the certified bracket cannot be computed for {_shown(phases)} at any grid it tried: "
+                             f"{_refusals(refused)}") from None
             if too_big and width < fitted / 1.5:  # a long jump overshot the cap: the tightest grid that fits lies
                 width, capped = math.sqrt(width * fitted), err  # between, so back off towards the last one that did
                 continue
-            raise _capped(last_error, best, err) from None
+            raise _capped(last_error, best, err, last_allowed) from None
         if not math.isfinite(bracket.upper):  # the tight value is finite: only the bracket's floor makes it vacuous
-            raise ResourceLimitError(f"the bracket's upper end is vacuous (+inf) for {_shown(phases)}: its floating-"
-                                     f"point and truncation floor ({bracket.error_budget:.3g} in delta) is not below "
-                                     "the delta asked for")
-        allowed = target_of(bracket)
+            raise _Short(f"the bracket's upper end is vacuous (+inf) for {_shown(phases)}: its floating-point and "
+                         f"truncation floor ({bracket.error_budget:.3g} in delta) is not below the delta asked for")
+        took = time.perf_counter() - began
+        allowed = last_allowed = target_of(bracket, comps)
         got = bracket.upper - bracket.lower
-        if got <= allowed:
-            return bracket
-        if solve_delta and 2 * bracket.error_budget >= allowed:  # a finer grid does not move this floor
-            raise ResourceLimitError(f"the width asked for ({allowed:.3g} in delta) is below the bracket's floating-"
-                                     f"point and truncation floor ({2 * bracket.error_budget:.3g}); ask for an "
-                                     "absolute tolerance above it")
+        if progress is not None:
+            progress(got, allowed)
+        if got <= allowed and (aim is None or width <= aim):  # (a coarse bracket may overstate the width allowed)
+            return bracket, allowed
+        if solve_delta and goal < bracket.error_budget and 2 * bracket.error_budget >= allowed:  # a finer grid
+            # does not move this floor (a budget within its goal was spent in double: a smaller goal spends less)
+            raise _Short(f"the width asked for ({allowed:.3g} in delta) is below the bracket's floating-point and "
+                         f"truncation floor ({2 * bracket.error_budget:.3g}); ask for an absolute tolerance above it",
+                         _tighter(best, bracket), "the floating-point floor", allowed)
         if capped is not None and got > 0.8 * last_error:  # a grid backed off below the cap narrows it less
             if got >= last_error:
-                raise _capped(last_error, best, capped)
+                raise _capped(last_error, best, capped, last_allowed)
             last_error, best, fitted = got, bracket, width
             width /= math.sqrt(2)  # a little finer: the cap decides how far
             continue
         if last_error is not None and got > 0.8 * last_error:  # a finer grid did not narrow it: the width is not
             if stalled:  # monotone in the grid, so once more at half the width; twice, the floor binds
-                raise ResourceLimitError(f"the bracket stays about {got:.3g} wide on finer grids: its floating-point "
-                                         f"and truncation floor ({bracket.error_budget:.3g} in delta) binds at this "
-                                         "delta; ask for a larger tolerance")
+                raise _Short(f"the bracket stays about {got:.3g} wide on finer grids: its floating-point and "
+                             f"truncation floor ({bracket.error_budget:.3g} in delta) binds at this delta; ask for a "
+                             "larger tolerance", _tighter(best, bracket), "the floating-point floor", allowed)
             stalled = True
             width /= 2
             continue
@@ -214,10 +273,21 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
             each = [solve([c]) for c in comps]  # end cannot be it, and only the other is refined
             top = max(b.lower for b in each)
             orders = tuple(o for o, b in zip(orders, each, strict=True) if b.upper >= top)
-        ratio = allowed / got  # the width is about proportional to the grid's once the grid is fine: a long jump
+        # the width is about proportional to the grid's once the grid is fine (delta(eps): the part beyond the
+        # floating-point budget, which the next goal cuts instead): a long jump
+        ratio = allowed / (max(got - 2 * bracket.error_budget, 1e-300) if solve_delta else got)
         width *= max(1e-3, min(0.9, (0.75 if ratio < 0.2 else 0.9) * ratio))  # from a coarse one aims lower
-    raise ResourceLimitError(f"the bracket did not reach the tolerance in its refinements (width "
-                             f"{last_error:.3g}{_best(best)})")
+        if aim is not None and fitted > aim:  # a coarse bracket misstates the width allowed: first the grid aimed at
+            width = aim
+    raise _Short(f"the bracket did not reach the tolerance in its refinements (width {last_error:.3g}{_best(best)})",
+                 best, "its refinements", last_allowed)
+
+
+def _tighter(best, bracket):
+    """the narrower of two certified brackets (either may be None)"""
+    if best is None or (bracket is not None and bracket.upper - bracket.lower < best.upper - best.lower):
+        return bracket
+    return best
 
 
 def _refusals(refused: dict[bool, tuple[float, ResourceLimitError]]) -> str:
@@ -226,9 +296,11 @@ def _refusals(refused: dict[bool, tuple[float, ResourceLimitError]]) -> str:
     return "; ".join(f"at eps width {width:g}, {err}" for _, (width, err) in sorted(refused.items(), reverse=True))
 
 
-def _capped(width: float, best, err: Exception) -> ResourceLimitError:
-    return ResourceLimitError(f"the bracket reached width {width:.3g}{_best(best)} but a tighter one would exceed a "
-                              f"resource cap ({err}); ask for a larger tolerance")
+def _capped(width: float, best, err: Exception, target: float | None) -> _Short:
+    cap = "the memory cap" if "memory" in str(err) else "a resource cap"
+    return _Short(f"the bracket reached width {width:.3g}{_best(best)} but a tighter one would exceed a resource cap "
+                  f"({err}); ask for a larger tolerance", best, cap,
+                  math.nan if target is None else target)
 
 
 def _best(bracket) -> str:
@@ -236,50 +308,132 @@ def _best(bracket) -> str:
     return "" if bracket is None else f"; certified so far: [{bracket.lower:.6g}, {bracket.upper:.6g}]"
 
 
-def epsilon(delta: float, phases: Sequence[Phase | tuple] | Phase, *, tol: float = DEFAULT_TOL, relative: bool = True,
-            neighbouring: str = "add_remove") -> AccountantResult:
-    """The tight eps(delta) of the schedule, bracketed within `tol` (relative to the estimate, or absolute)."""
+def epsilon(delta: float, phases: Sequence[Phase | tuple] | Phase, *, tol: float | None = None,
+            relative: bool = True, neighbouring: str = "add_remove", time_budget: float | None = None,
+            progress: Callable[[float, float], None] | None = None) -> AccountantResult:
+    """The tight eps(delta) of the schedule, bracketed within `tol` (relative to the estimate, or absolute; None: the
+    default accuracy, answered within `time_budget` seconds, default DEFAULT_TIME_BUDGET; an explicit tol has no
+    time budget unless one is given). `progress(width, target)` is called after each grid."""
     if _real(delta) is None or not 0 < _real(delta) < 1:
         raise ParameterError(f"delta must lie in (0, 1), got {delta!r}")
-    return _account("epsilon", float(delta), phases, tol, relative, neighbouring)
+    return _account("epsilon", float(delta), phases, tol, relative, neighbouring, time_budget, progress)
 
 
-def delta(eps: float, phases: Sequence[Phase | tuple] | Phase, *, tol: float = DEFAULT_TOL, relative: bool = True,
-          neighbouring: str = "add_remove") -> AccountantResult:
-    """The tight delta(eps) of the schedule, bracketed within `tol` (relative to the estimate, or absolute)."""
+def delta(eps: float, phases: Sequence[Phase | tuple] | Phase, *, tol: float | None = None, relative: bool = True,
+          neighbouring: str = "add_remove", time_budget: float | None = None,
+          progress: Callable[[float, float], None] | None = None) -> AccountantResult:
+    """The tight delta(eps) of the schedule, bracketed as `epsilon` brackets eps(delta)."""
     if _real(eps) is None or not math.isfinite(_real(eps)):
         raise ParameterError(f"eps must be a finite number, got {eps!r}")
-    return _account("delta", float(eps), phases, tol, relative, neighbouring)
+    return _account("delta", float(eps), phases, tol, relative, neighbouring, time_budget, progress)
 
 
-def _account(quantity: str, given: float, phases, tol, relative: bool, neighbouring: str) -> AccountantResult:
-    """The bracket on `quantity` ("epsilon" at delta = given, or "delta" at eps = given), refined to the tolerance."""
+def merged(phases: tuple[Phase, ...]) -> tuple[Phase, ...]:
+    """The schedule with identical phases (same q and sigma) as one, their steps added: composition commutes, so the
+    composed PLD is the same; in the order of first appearance."""
+    steps: dict[tuple[float, float], int] = {}
+    for p in phases:
+        steps[(p.q, p.sigma)] = steps.get((p.q, p.sigma), 0) + p.steps
+    return tuple(Phase(q, s, t) for (q, s), t in steps.items())
+
+
+def _budget(time_budget: float | None, tol: float | None) -> float:
+    if time_budget is None:
+        return DEFAULT_TIME_BUDGET if tol is None else math.inf
+    value = _real(time_budget)
+    if value is None or not value > 0:
+        raise ParameterError(f"time budget must be a number of seconds > 0, got {time_budget!r}")
+    return value
+
+
+def _account(quantity: str, given: float, phases, tol, relative: bool, neighbouring: str,
+             time_budget: float | None = None, progress=None) -> AccountantResult:
+    """The bracket on `quantity` ("epsilon" at delta = given, or "delta" at eps = given), refined to the tolerance
+    (None: the default accuracy, never refused for width)."""
     from verify.truth.pld import schedule_delta, schedule_epsilon
 
     start = time.perf_counter()
-    phases, tol, orders = _phases(phases), _tolerance(tol), _orders(neighbouring)
+    phases, orders = _phases(phases), _orders(neighbouring)
+    tol = None if tol is None else _tolerance(tol)
     if isinstance(relative, str) or relative not in (True, False):
         raise ParameterError(f"relative must be True or False, got {relative!r}")
+    deadline = start + _budget(time_budget, tol)
     solve_delta = quantity == "delta"
     floor = 1e-300 if solve_delta else 1e-12  # a relative width of a value near 0 is measured against this
+    total = sum(p.steps for p in phases)
+    shift = DEFAULT_STEP_WIDTH * total  # the default accuracy's eps width
 
-    def allowed(b) -> float:  # relative to the estimate, the bracket's midpoint
-        return tol * max((b.lower + b.upper) / 2, floor) if relative else tol
+    def result(b, target: float = math.nan, limit: str = "", method: str = "pld", grid: float | None = None):
+        return AccountantResult(quantity, b.lower, 0.5 * (b.lower + b.upper), b.upper, given, phases, neighbouring,
+                                tol, relative, b.grid_width if grid is None else grid, time.perf_counter() - start,
+                                target, limit, method)
 
     if not solve_delta and math.fsum(p.steps * p.q for p in phases) * (1 + 1e-9) <= given:
         # eps = 0 exactly: delta(0) is the total variation, subadditive over the steps, and one step's is
         # q TV(N(1, s^2), N(0, s^2)) <= q (either order); so no grid is needed (q = 1e-300 underflows one)
         return AccountantResult(quantity, 0.0, 0.0, 0.0, given, phases, neighbouring, tol, relative, 0.0,
-                                time.perf_counter() - start)
+                                time.perf_counter() - start, 0.0)
+    if all(p.q == 1 for p in phases):
+        closed = _gaussian(quantity, given, phases)
+        if closed is not None:
+            return result(closed, closed.upper - closed.lower, method="gaussian", grid=0.0)
     solve = (lambda comps: schedule_delta(given, comps)) if solve_delta else (
         lambda comps: schedule_epsilon(given, comps))
-    # an absolute eps width is the grid's own: start there (a wider one is wasted work, a narrower one may not fit)
-    first = tol if quantity == "epsilon" and not relative else _START_WIDTH
-    # eps at delta: a floating-point budget of 1e-4 delta moves eps by far less than any tolerance asked for
-    goal = 0.0 if solve_delta else 1e-4 * given
-    b = _refined(solve, allowed, phases, orders, solve_delta=solve_delta, start=first, budget_goal=goal)
-    return AccountantResult(quantity, b.lower, 0.5 * (b.lower + b.upper), b.upper, given, phases, neighbouring, tol,
-                            relative, b.grid_width, time.perf_counter() - start)
+
+    def allowed(b, comps) -> float:
+        mid = (b.lower + b.upper) / 2
+        if tol is not None:  # relative to the estimate, the bracket's midpoint
+            return tol * max(mid, floor) if relative else tol
+        if not solve_delta:
+            return max(DEFAULT_TOL * mid, shift)
+        # delta's change across the default eps shift, from the same PLDs: upwards (delta is convex and decreasing
+        # in eps, so the smaller of the two directions' changes, and at most delta itself)
+        moved = schedule_delta(given + shift, comps)
+        return max(DEFAULT_TOL * max(mid, floor), mid - (moved.lower + moved.upper) / 2)
+
+    if tol is None:  # the default: a coarse grid first (an estimate, the orders), then one near the width aimed for
+        first = max(_COARSE * shift, _START_WIDTH)  # (at least 0.1: where 1e-3 relative is wider, it is a jump)
+    else:  # an absolute eps width is the grid's own: start there (a wider one is wasted work, a narrower one may
+        first = tol if quantity == "epsilon" and not relative else _START_WIDTH  # not fit)
+
+    def goal(last_allowed: float | None) -> float:
+        """the floating-point budget (in delta) the powers may spend in double before a long-double pass: at eps(delta)
+        it moves eps by about goal / (delta |d log delta / d eps|), so a tenth of the eps width last allowed (at most
+        1e-2, and 1e-3 before a first bracket) times delta; delta(eps) spends a fiftieth of the width last allowed
+        (before a first bracket: _COARSE_GOAL at the default, whose first grid only estimates; else none)"""
+        if not solve_delta:
+            return given * (1e-3 if last_allowed is None else min(1e-2, 0.1 * last_allowed))
+        if last_allowed is None:  # the default's coarse first grid only estimates: double arithmetic
+            return _COARSE_GOAL if tol is None else 0.0
+        return 0.02 * last_allowed
+
+    try:
+        b, target = _refined(solve, allowed, merged(phases), orders, solve_delta=solve_delta, start=first,
+                             budget_goal=goal, deadline=deadline, progress=progress,
+                             aim=0.9 * shift if tol is None and solve_delta else None)
+    except _Short as short:
+        best = None if short.bracket is None else result(short.bracket, short.target, short.reason)
+        if tol is None and best is not None:
+            return best
+        raise AccountantRefusal(str(short), best) from None
+    return result(b, target)
+
+
+def _gaussian(quantity: str, given: float, phases: tuple[Phase, ...]):
+    """The exact bracket of a full-batch schedule (q = 1 throughout): mu-GDP with mu^2 = sum T_i / sigma_i^2, its
+    closed form enclosed in Arb (verify.truth.gaussian.composed_gaussian_bracket); None where Arb cannot enclose it
+    (extreme sigma: the PLD engine then answers or refuses)."""
+    from verify.truth.gaussian import composed_gaussian_bracket
+
+    found = composed_gaussian_bracket(quantity, given, [(p.steps, p.sigma) for p in phases], _ARB_BITS)
+    return None if found is None else _Closed(*found)
+
+
+@dataclass(frozen=True)
+class _Closed:
+    lower: float
+    upper: float
+    grid_width: float = 0.0
 
 
 CALIBRATED = ("sigma", "steps", "q")

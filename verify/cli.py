@@ -605,12 +605,12 @@ def cmd_account(args: argparse.Namespace) -> int:
     if args.tol is not None and args.abs_tol is not None:
         raise ParameterError("give --tol (relative) or --abs-tol (absolute), not both")
     phases = args.phase or [single]
-    tol, relative = ((args.abs_tol, False) if args.abs_tol is not None
-                     else (accountant.DEFAULT_TOL if args.tol is None else args.tol, True))
+    tol, relative = (args.abs_tol, False) if args.abs_tol is not None else (args.tol, True)
     solve = accountant.epsilon if args.delta is not None else accountant.delta
     given = args.delta if args.delta is not None else args.eps
-    result = solve(given, [accountant.Phase(*p) for p in phases], tol=tol, relative=relative,
-                   neighbouring=args.neighbouring)
+    result = _account_query(args, solve, given, [accountant.Phase(*p) for p in phases], tol, relative)
+    if result is None:  # refused, its JSON printed
+        return exitcodes.INCONCLUSIVE
     comparisons = []
     if args.compare:
         from verify.accountant_compare import compare
@@ -625,6 +625,37 @@ def cmd_account(args: argparse.Namespace) -> int:
     for c in comparisons:
         print(_wrapped(f"  {c}"))
     return exitcodes.OK
+
+
+def _account_query(args: argparse.Namespace, solve, given: float, phases: list, tol: float | None,
+                   relative: bool):
+    """The accountant's answer, with a progress bar on a terminal (stderr) while it refines; a refusal (an explicit
+    width not met) with --json prints its JSON (the tightest bracket and the reason) and gives None."""
+    from verify import accountant
+    from verify.progress import ProgressBar
+
+    budget = args.time_budget
+    bar = ProgressBar(budget_s=accountant.DEFAULT_TIME_BUDGET if budget is None and tol is None else budget)
+
+    def progress(width: float, target: float) -> None:
+        bar("account", f"width {width:.3g}, aiming at {target:.3g}", 0, 1)
+
+    try:
+        bar("account", "first grid", 0, 1)
+        return solve(given, phases, tol=tol, relative=relative, neighbouring=args.neighbouring, time_budget=budget,
+                     progress=progress)
+    except accountant.AccountantRefusal as err:
+        if not args.json:
+            raise
+        from verify.reporting.accountant_json import refusal_dict
+
+        bar.close()
+        _print_json(refusal_dict("epsilon" if args.delta is not None else "delta",
+                                 {"delta": given} if args.delta is not None else {"epsilon": given}, err))
+        print(f"error: {_one_line(err)}", file=sys.stderr)
+        return None
+    finally:
+        bar.close()
 
 
 def _calibrate(args: argparse.Namespace) -> int:
@@ -854,8 +885,13 @@ def build_parser() -> argparse.ArgumentParser:
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--delta", type=float, help="answer eps(delta)")
     what.add_argument("--eps", type=float, help="answer delta(eps)")
-    p.add_argument("--tol", type=float, default=None, help="relative width of the bracket (default 1e-3)")
+    p.add_argument("--tol", type=float, default=None,
+                   help="relative width the bracket must meet (exit 3 with the tightest bracket where it is not); "
+                        "default: the default accuracy (the wider of 1e-3 relative and 5e-6 x T in eps), answered "
+                        "with the tightest bracket within the time budget")
     p.add_argument("--abs-tol", type=float, default=None, help="absolute width of the bracket instead")
+    p.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
+                   help="seconds the refinement may take (default 10 at the default accuracy; none with --tol)")
     p.add_argument("--neighbouring", choices=("add_remove", "add", "remove"), default="add_remove",
                    help="neighbouring relation (default add_remove: the larger of both orders)")
     p.add_argument("--calibrate", choices=("sigma", "steps", "q"),
@@ -865,7 +901,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compare", action="store_true", help="evaluate every installed accountant on the schedule and "
                                                          "mark each conservative, tight or UNDER-REPORTS")
     p.add_argument("--json", action="store_true",
-                   help="print the answer as JSON (\"epsilon\" or \"delta\" with lower, estimate, upper)")
+                   help="print the answer as JSON (\"query\", \"given\", and the answer under the query's name with "
+                        "lower, estimate, upper, width); a refusal prints its tightest bracket as \"best\"")
     p.set_defaults(fn=cmd_account)
 
     p = sub.add_parser("audit", help="a lower confidence bound on a mechanism's eps(delta) from its own samples; "

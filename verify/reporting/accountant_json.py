@@ -4,31 +4,46 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from verify.accountant import AccountantResult, Calibration
+from verify.accountant import AccountantRefusal, AccountantResult, Calibration
 from verify.accountant_compare import Comparison
 
 ACCOUNT_SCHEMA = "verify.account/1"
 
 
 def account_dict(result: AccountantResult, comparisons: Sequence[Comparison] = ()) -> dict:
-    """{"epsilon" or "delta": {"lower", "estimate", "upper"}, the given value, the schedule, the tolerance, and the
-    comparison with other accountants where asked}."""
+    """{"query": "epsilon" or "delta" (what was asked), "given": {the input: "delta" or "epsilon": value}, the answer
+    under the name of the query ({"lower", "estimate", "upper", "width", "certified"}), the schedule, the width asked
+    for ("tolerance": value or null for the default accuracy), the width aimed for ("target") and what stopped the
+    refinement short of it ("limit": null where it was met), and the comparison with other accountants where
+    asked}."""
     out = {
         "schema": ACCOUNT_SCHEMA,
+        "query": result.quantity,
+        "given": {result.given_name: result.given},
         result.quantity: {"lower": result.lower, "estimate": result.estimate, "upper": result.upper,
-                          "certified": True},
-        result.given_name: result.given,
+                          "width": result.width, "certified": True},
         "phases": [{"q": p.q, "sigma": p.sigma, "steps": p.steps} for p in result.phases],
         "neighbouring": result.neighbouring,
-        "tolerance": {"value": result.tolerance, "relative": result.relative},
+        "tolerance": {"value": result.tolerance, "relative": result.relative,
+                      "default": result.tolerance is None},
+        "target": result.target,
+        "limit": result.limit or None,
         "grid_width": result.grid_width,
-        "method": "privacy-loss distribution bracket (pessimistic/optimistic PLD, floating-point errors bounded)",
+        "method": ("Gaussian closed form (q = 1: mu-GDP, Arb balls)" if result.method == "gaussian" else
+                   "privacy-loss distribution bracket (pessimistic/optimistic PLD, floating-point errors bounded)"),
         "seconds": result.seconds,
     }
     if comparisons:
         out["compare"] = [{"accountant": c.accountant, "value": c.value, "status": c.status, "note": c.note}
                           for c in comparisons]
     return out
+
+
+def refusal_dict(query: str, given: dict, error: AccountantRefusal) -> dict:
+    """A refusal (an explicit width not met): {"query", "given", "refused": its reason, "best": the tightest
+    certified bracket reached as `account_dict` (null where none was)}."""
+    return {"schema": ACCOUNT_SCHEMA, "query": query, "given": given, "refused": str(error),
+            "best": None if error.best is None else account_dict(error.best)}
 
 
 def calibration_dict(result: Calibration) -> dict:

@@ -14,9 +14,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import log_ndtr
 
-from verify.errors import ParameterError
+from verify.errors import ParameterError, ResourceLimitError
 from verify.truth.numbers import (
     NotEnclosable,
+    arb_numbers,
     decreasing_root,
     enclose_decreasing_root,
     extra_precision,
@@ -287,3 +288,36 @@ def _float_root(delta: mpmath.mpf, mu: mpmath.mpf, k: int) -> float | None:
     m, log_target = float(mu), float(mpmath.log(delta))
     root = float_root(lambda e: _float_log_delta(e, m) - log_target, 0.0, m * m / 2 + m * math.sqrt(-2 * log_target))
     return None if root is None else math.ldexp(root, -k)
+
+
+def composed_gaussian_bracket(quantity: str, given: float, phases: list[tuple[int, float]],
+                              prec: int = 128) -> tuple[float, float] | None:
+    """Floats lower <= tight value <= upper for T_i-fold compositions of the Gaussian mechanism of noise sigma_i
+    (sensitivity 1), `phases` = [(T_i, sigma_i)]: mu-GDP with mu^2 = sum T_i / sigma_i^2 exactly (Dong, Roth & Su
+    2022), so `quantity` "delta" is gaussian_delta(given, mu) and "epsilon" gaussian_dp_epsilon(given, mu), enclosed
+    in Arb balls of `prec` bits and rounded outwards. None where mu lies outside [1e-150, 1e150] (eps ~ mu^2 / 2
+    beyond the float range) or Arb cannot enclose it."""
+    if any(not 1e-150 < s for _, s in phases):
+        return None
+    mu_float = math.sqrt(math.fsum(t * (1 / s) ** 2 for t, s in phases))
+    if not 1e-150 < mu_float < 1e150:
+        return None
+    try:
+        with arb_numbers(prec) as N:
+            mu = sum((N.mpf(t) / N.mpf(s) ** 2 for t, s in phases), arb(0)).sqrt()
+            ball = gaussian_delta(N.mpf(given), mu) if quantity == "delta" else gaussian_dp_epsilon(N.mpf(given), mu)
+            if not (isinstance(ball, arb) and ball.is_finite()):
+                return None
+            lo, up = ball.lower(), ball.upper()
+    except (NotEnclosable, ArithmeticError, ValueError, ResourceLimitError):
+        return None
+    lower, upper = max(0.0, _rounded(lo, -math.inf)), _rounded(up, math.inf)
+    if quantity == "delta":
+        upper = min(upper, 1.0)  # every delta is at most 1
+    return (lower, upper) if math.isfinite(upper) and lower <= upper else None
+
+
+def _rounded(x, direction: float) -> float:
+    """the exact Arb number `x` as a float, rounded towards `direction` (one step where the nearest float is not x)"""
+    near = float(x)
+    return near if arb(near) == x else math.nextafter(near, direction)
