@@ -1,23 +1,29 @@
-"""The JSON form of a certified accountant answer (`verify account --json`): a stable object scripts can rely on."""
+"""The JSON form of a certified accountant answer (`verify account --json`): a stable object scripts can rely on.
+
+No key changes meaning with the query: "query" names the quantity answered, the answer's bracket sits under that
+quantity's name ("epsilon" or "delta": always an answer) and the input under "at_delta" or "at_epsilon" (always an
+input)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from verify.accountant import AccountantResult, Calibration
+from verify.accountant import AccountantResult
+from verify.accountant_calibrate import Calibration
 from verify.accountant_compare import Comparison
 
-ACCOUNT_SCHEMA = "verify.account/1"
+ACCOUNT_SCHEMA = "verify.account/2"
 
 
 def account_dict(result: AccountantResult, comparisons: Sequence[Comparison] = ()) -> dict:
-    """{"epsilon" or "delta": {"lower", "estimate", "upper"}, the given value, the schedule, the tolerance, and the
-    comparison with other accountants where asked}."""
+    """{"query", "epsilon" or "delta": {"lower", "estimate", "upper"}, "at_delta" or "at_epsilon" (the given value),
+    the schedule, the tolerance, and the comparison with other accountants where asked}."""
     out = {
         "schema": ACCOUNT_SCHEMA,
+        "query": result.quantity,
         result.quantity: {"lower": result.lower, "estimate": result.estimate, "upper": result.upper,
                           "certified": True},
-        result.given_name: result.given,
+        f"at_{result.given_name}": result.given,
         "phases": [{"q": p.q, "sigma": p.sigma, "steps": p.steps} for p in result.phases],
         "neighbouring": result.neighbouring,
         "tolerance": {"value": result.tolerance, "relative": result.relative},
@@ -32,8 +38,9 @@ def account_dict(result: AccountantResult, comparisons: Sequence[Comparison] = (
 
 
 def calibration_dict(result: Calibration) -> dict:
-    """{"calibrate": parameter, "value" (meets the target, certified), "excluded" (provably does not), the target and
-    the certificate (the bracket at the value, as `account_dict`)}."""
+    """{"calibrate": parameter, "value" (meets the target, certified), "excluded" (provably does not), "at_limit"
+    (the value is the search limit: every value up to it meets the target), the target, "at_delta" and the
+    certificate (the bracket at the value, as `account_dict`)}."""
     return {"schema": ACCOUNT_SCHEMA, "calibrate": result.parameter, "value": result.value,
-            "excluded": result.excluded, "target_epsilon": result.target_eps, "delta": result.delta,
-            "certificate": account_dict(result.certificate)}
+            "excluded": result.excluded, "at_limit": result.at_limit, "target_epsilon": result.target_eps,
+            "at_delta": result.delta, "certificate": account_dict(result.certificate)}
