@@ -23,8 +23,8 @@ from verify.accountant_compare import (
     FAILED,
     OVER_MEMORY,
     PAST_DEADLINE,
-    TIGHT,
     UNDER,
+    WITHIN,
     compare,
 )
 from verify.cli import main
@@ -78,7 +78,7 @@ KINDS = {  # kind: (module the peer needs, its answer, the status it gets, a tex
     "dies": ("math", _dies, FAILED, "its process died"),
     "nan": ("math", _value("nan"), FAILED, "returned NaN"),
     "below": ("math", _value("below"), UNDER, ""),
-    "inside": ("math", _value("inside"), TIGHT, ""),
+    "inside": ("math", _value("inside"), WITHIN, ""),
     "above": ("math", _value("above"), CONSERVATIVE, ""),
     "missing": ("verify_no_such_accountant", _value("inside"), "not installed", ""),
 }
@@ -97,7 +97,7 @@ def test_each_peer_gets_the_status_of_what_it_did(kinds, bracket, monkeypatch):
     for kind, c in zip(kinds, found, strict=True):
         _, _, status, note = KINDS[kind]
         assert c.status == status and note in c.note, (kind, c)
-        assert (c.value is None) == (status not in (UNDER, TIGHT, CONSERVATIVE))
+        assert (c.value is None) == (status not in (UNDER, WITHIN, CONSERVATIVE))
 
 
 def test_a_peer_over_the_cap_or_past_its_deadline_is_reported_and_verify_answers(bracket, monkeypatch, capsys):
@@ -109,9 +109,10 @@ def test_a_peer_over_the_cap_or_past_its_deadline_is_reported_and_verify_answers
     assert main([*argv, "--compare", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [(c["status"], c["value"]) for c in data["compare"][:2]] == [(OVER_MEMORY, None), (PAST_DEADLINE, None)]
-    assert data["compare"][2]["status"] == TIGHT
+    assert data["compare"][2]["status"] == WITHIN
     assert (data["epsilon"]["lower"], data["epsilon"]["upper"]) == (bracket.lower, bracket.upper)
     assert main([*argv, "--compare"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert "over the memory cap (needs more than 64 MiB, the cap set by VERIFY_MEMORY_CAP)" in lines[1]
-    assert "past its deadline (stopped after 0.5 s, the deadline set by" in lines[2] and lines[3].endswith(TIGHT)
+    assert "other accountants against [" in lines[1]
+    assert "over the memory cap (needs more than 64 MiB, the cap set by VERIFY_MEMORY_CAP)" in lines[2]
+    assert "past its deadline (stopped after 0.5 s, the deadline set by" in lines[3] and lines[4].endswith(WITHIN)

@@ -622,6 +622,9 @@ def cmd_account(args: argparse.Namespace) -> int:
         _print_json(account_dict(result, comparisons))
         return exitcodes.OK
     print(_wrapped(str(result)))
+    if comparisons:
+        print(_wrapped(f"  other accountants against [{result.lower:.6g}, {result.upper:.6g}]: conservative above, "
+                       "within, UNDER-REPORTS below"))
     for c in comparisons:
         print(_wrapped(f"  {c}"))
     return exitcodes.OK
@@ -659,7 +662,7 @@ def _account_query(args: argparse.Namespace, solve, given: float, phases: list, 
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from verify import accountant
+    from verify import accountant_calibrate
 
     if not args.calibrate or args.target_eps is None or args.delta is None:
         raise ParameterError("a calibration needs --calibrate sigma|steps|q, --target-eps and --delta")
@@ -668,9 +671,9 @@ def _calibrate(args: argparse.Namespace) -> int:
     steps = args.steps
     if steps is not None and float(steps).is_integer():
         steps = int(steps)
-    result = accountant.calibrate(args.calibrate, args.target_eps, args.delta, q=args.q, sigma=args.sigma,
-                                  steps=steps, tol=accountant.DEFAULT_TOL * 10 if args.tol is None else args.tol,
-                                  neighbouring=args.neighbouring)
+    result = accountant_calibrate.calibrate(
+        args.calibrate, args.target_eps, args.delta, q=args.q, sigma=args.sigma, steps=steps,
+        tol=accountant_calibrate.CALIBRATION_TOL if args.tol is None else args.tol, neighbouring=args.neighbouring)
     if args.json:
         from verify.reporting.accountant_json import calibration_dict
 
@@ -899,7 +902,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "--delta; give the other two")
     p.add_argument("--target-eps", type=float, help="the eps a calibration must meet")
     p.add_argument("--compare", action="store_true", help="evaluate every installed accountant on the schedule and "
-                                                         "mark each conservative, tight or UNDER-REPORTS")
+                                                         "mark each conservative, within or UNDER-REPORTS (or not "
+                                                         "applicable, with the reason)")
     p.add_argument("--json", action="store_true",
                    help="print the answer as JSON (\"query\", \"given\", and the answer under the query's name with "
                         "lower, estimate, upper, width); a refusal prints its tightest bracket as \"best\"")

@@ -1,13 +1,18 @@
-"""The JSON form of a certified accountant answer (`verify account --json`): a stable object scripts can rely on."""
+"""The JSON form of a certified accountant answer (`verify account --json`): a stable object scripts can rely on.
+
+No key changes meaning with the query: "query" names the quantity answered, the answer's bracket sits under that
+quantity's name ("epsilon" or "delta": always an answer) and the input under "given" ({"delta": value} or
+{"epsilon": value}: always an input)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from verify.accountant import AccountantRefusal, AccountantResult, Calibration
+from verify.accountant import AccountantRefusal, AccountantResult
+from verify.accountant_calibrate import Calibration
 from verify.accountant_compare import Comparison
 
-ACCOUNT_SCHEMA = "verify.account/1"
+ACCOUNT_SCHEMA = "verify.account/2"
 
 
 def account_dict(result: AccountantResult, comparisons: Sequence[Comparison] = ()) -> dict:
@@ -47,8 +52,9 @@ def refusal_dict(query: str, given: dict, error: AccountantRefusal) -> dict:
 
 
 def calibration_dict(result: Calibration) -> dict:
-    """{"calibrate": parameter, "value" (meets the target, certified), "excluded" (provably does not), the target and
-    the certificate (the bracket at the value, as `account_dict`)}."""
+    """{"calibrate": parameter, "value" (meets the target, certified), "excluded" (provably does not), "at_limit"
+    (the value is the search limit: every value up to it meets the target), the target, "given" ({"delta": value})
+    and the certificate (the bracket at the value, as `account_dict`)}."""
     return {"schema": ACCOUNT_SCHEMA, "calibrate": result.parameter, "value": result.value,
-            "excluded": result.excluded, "target_epsilon": result.target_eps, "delta": result.delta,
-            "certificate": account_dict(result.certificate)}
+            "excluded": result.excluded, "at_limit": result.at_limit, "target_epsilon": result.target_eps,
+            "given": {"delta": result.delta}, "certificate": account_dict(result.certificate)}
