@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 from verify.errors import ParameterError, ResourceLimitError
 
-NEIGHBOURING = {"add_remove": ("add", "remove"), "add": ("add",), "remove": ("remove",)}
+NEIGHBOURING = {"add_remove": ("add", "remove"), "add": ("add",), "remove": ("remove",),
+                "replace_one": ("add", "remove")}  # replace-one: events that support it (verify.accountant_events)
 DEFAULT_TOL = 1e-3  # relative width of the bracket
 MAX_STEPS = 10**7
 _START_WIDTH = 0.1  # eps width of the first, coarse bracket (it sets the scale of a relative tolerance)
@@ -121,11 +122,13 @@ def _real(value: object) -> float | None:
 
 
 def _phases(phases: Sequence[Phase | tuple] | Phase) -> tuple[Phase, ...]:
-    if isinstance(phases, Phase) or (isinstance(phases, (tuple, list)) and len(phases) == 3
+    """the schedule as phases: `Phase`s, tuples (q, sigma, steps) and other phase types (verify.accountant_events:
+    any object with `engine(neighbouring)`)"""
+    if isinstance(phases, Phase) or hasattr(phases, "engine") or (isinstance(phases, (tuple, list)) and len(phases) == 3
                                      and all(_real(v) is not None for v in phases)):
         phases = [phases]  # one phase, given bare
     try:
-        out = tuple(p if isinstance(p, Phase) else Phase(*p) for p in phases)
+        out = tuple(p if isinstance(p, Phase) or hasattr(p, "engine") else Phase(*p) for p in phases)
     except TypeError:
         raise ParameterError(f"a schedule is a sequence of phases (q, sigma, steps), got {phases!r}") from None
     if not out:
@@ -152,13 +155,23 @@ def _shown(phases: tuple[Phase, ...]) -> str:
     return " + ".join(str(p) for p in phases)
 
 
+def _engine_phases(phases: tuple[Phase, ...], neighbouring: str) -> tuple:
+    """each phase as the engine takes it (verify.truth.pld.schedule_orders): (q, sigma, steps) or an object with
+    `step_pmf`; a phase type refuses a neighbouring relation it does not support (ParameterError)"""
+    if neighbouring == "replace_one" and any(isinstance(p, Phase) for p in phases):
+        raise ParameterError("Poisson-subsampled Gaussian phases (q, sigma, steps) support add_remove, add and "
+                             "remove, not replace_one")
+    return tuple(p.engine(neighbouring) if hasattr(p, "engine") else (p.q, p.sigma, p.steps) for p in phases)
+
+
 def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...], solve_delta: bool = False,
-             start: float = _START_WIDTH, budget_goal: float = 0.0):
+             start: float = _START_WIDTH, budget_goal: float = 0.0, raw: tuple | None = None):
     """Brackets from successively finer grids, the first of eps width `start`, until `target_of(bracket)` (the width
-    allowed) is met; `budget_goal` as for verify.truth.pld.compose_schedule."""
+    allowed) is met; `budget_goal` as for verify.truth.pld.compose_schedule; `raw` the engine's phases
+    (`_engine_phases`; default: the Gaussian phases' tuples)."""
     from verify.truth.pld import schedule_orders
 
-    raw = tuple((p.q, p.sigma, p.steps) for p in phases)
+    raw = tuple((p.q, p.sigma, p.steps) for p in phases) if raw is None else raw
     # first widths to try: a grid too fine for a long schedule whose eps is large hits a size cap (then coarser, the
     # tolerance being relative); one too coarse for a tiny eps puts a cut where the CDF underflows (then finer)
     width = start
@@ -266,7 +279,9 @@ def _account(quantity: str, given: float, phases, tol, relative: bool, neighbour
     def allowed(b) -> float:  # relative to the estimate, the bracket's midpoint
         return tol * max((b.lower + b.upper) / 2, floor) if relative else tol
 
-    if not solve_delta and math.fsum(p.steps * p.q for p in phases) * (1 + 1e-9) <= given:
+    raw = _engine_phases(phases, neighbouring)
+    if not solve_delta and math.fsum(p.steps * getattr(p, "total_variation", getattr(p, "q", 1.0))
+                                     for p in phases) * (1 + 1e-9) <= given:
         # eps = 0 exactly: delta(0) is the total variation, subadditive over the steps, and one step's is
         # q TV(N(1, s^2), N(0, s^2)) <= q (either order); so no grid is needed (q = 1e-300 underflows one)
         return AccountantResult(quantity, 0.0, 0.0, 0.0, given, phases, neighbouring, tol, relative, 0.0,
@@ -277,7 +292,7 @@ def _account(quantity: str, given: float, phases, tol, relative: bool, neighbour
     first = tol if quantity == "epsilon" and not relative else _START_WIDTH
     # eps at delta: a floating-point budget of 1e-4 delta moves eps by far less than any tolerance asked for
     goal = 0.0 if solve_delta else 1e-4 * given
-    b = _refined(solve, allowed, phases, orders, solve_delta=solve_delta, start=first, budget_goal=goal)
+    b = _refined(solve, allowed, phases, orders, solve_delta=solve_delta, start=first, budget_goal=goal, raw=raw)
     return AccountantResult(quantity, b.lower, 0.5 * (b.lower + b.upper), b.upper, given, phases, neighbouring, tol,
                             relative, b.grid_width, time.perf_counter() - start)
 
