@@ -6,6 +6,7 @@ lower bound against an mpmath evaluation of its test and against Poisson account
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -23,8 +24,10 @@ from verify.accountant_events import (
     Laplace,
     RandomizedResponse,
     ShuffledBatches,
+    parse_event,
     shuffled_lower_bound,
 )
+from verify.cli import main
 from verify.errors import ParameterError
 from verify.truth import pld, pld_events
 
@@ -277,3 +280,39 @@ def test_shuffled_lower_bound_exceeds_poisson_accounting(sigma, batches, epochs,
     lb = shuffled_lower_bound(eps, sigma, batches, epochs)
     poisson = accountant.delta(eps, [Phase(1 / batches, sigma, batches * epochs)], tol=1e-3)
     assert lb.value > poisson.upper + 0.03  # a gap of 0.05-0.07 in delta at these points
+
+
+# --- the command line --------------------------------------------------------------------------------------------
+
+
+@settings(max_examples=examples(20, 200), deadline=None, database=None)
+@given(b=st.floats(1e-3, 1e3), steps=st.integers(1, 10**6))
+def test_parse_event_reads_what_it_is_given(b, steps):
+    assert parse_event(f"laplace:b={b!r},steps={steps}") == Laplace(b, steps)
+    assert parse_event(f"shuffled:sigma={b!r},epochs={steps},batches=7") == ShuffledBatches(b, steps, 7)
+
+
+def test_cli_event_brackets_the_closed_form_and_prints_json(capsys):
+    """`--event laplace:b=...` alone: the JSON bracket contains delta(eps) = 1 - e^((eps - 1/b)/2) (mpmath), and the
+    schedule lists the event by its type and fields"""
+    assert main(["account", "--event", "laplace:b=0.5,steps=1", "--eps", "1.0", "--tol", "1e-3", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    exact = float(1 - mpmath.exp((mpmath.mpf(1) - 2) / 2))
+    assert out["delta"]["lower"] <= exact <= out["delta"]["upper"]
+    assert out["phases"] == [{"event": "Laplace", "b": 0.5, "steps": 1}]
+
+
+@pytest.mark.parametrize("argv", [
+    ["--event", "rr:k=4,p=0.5", "--delta", "1e-5"],  # replace-one only
+    ["--event", "laplace:b=1", "--neighbouring", "replace_one", "--delta", "1e-5"],
+    ["--event", "gauss:b=1", "--delta", "1e-5"],
+    ["--event", "laplace:scale=1", "--delta", "1e-5"],
+    ["--event", "laplace:b=-1", "--delta", "1e-5"],
+    ["--event", "laplace:b=1", "--delta", "1e-5", "--compare"],
+    ["--event", "laplace:b=1", "--calibrate", "sigma", "--target-eps", "1", "--delta", "1e-5", "--q", "0.1",
+     "--steps", "10"],
+])
+def test_cli_bad_events_exit_2_with_one_line(argv, capsys):
+    assert main(["account", *argv]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:")

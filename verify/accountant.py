@@ -95,7 +95,7 @@ class AccountantResult:
         at = "delta" if self.quantity == "epsilon" else "eps"
         return (f"{name}({at}={_num(self.given)}) in [{self.lower:.6g}, {self.upper:.6g}] "
                 f"(estimate {self.estimate:.6g}, certified) for {self.schedule()} "
-                f"({self.neighbouring.replace('_', '/')})")
+                f"({_relation(self.neighbouring)})")
 
     def __repr__(self) -> str:
         return f"<AccountantResult {self}>"
@@ -105,9 +105,14 @@ class AccountantResult:
         at = "&delta;" if self.quantity == "epsilon" else "&epsilon;"
         return (f"<div><b>{name}</b>({at} = {_num(self.given)}) &isin; [{self.lower:.6g}, {self.upper:.6g}] "
                 f"(estimate {self.estimate:.6g}, certified)<br><small>{html.escape(self.schedule())}; "
-                f"{html.escape(self.neighbouring.replace('_', '/'))} neighbours; "
+                f"{html.escape(_relation(self.neighbouring))} neighbours; "
                 f"{f'loss grid {self.grid_width:.3g}' if self.grid_width else 'no grid: total variation below delta'}"
                 f"</small></div>")
+
+
+def _relation(neighbouring: str) -> str:
+    """a neighbouring relation as shown: add/remove, add, remove, replace-one"""
+    return {"add_remove": "add/remove", "replace_one": "replace-one"}.get(neighbouring, neighbouring)
 
 
 def _real(value: object) -> float | None:

@@ -260,3 +260,30 @@ def _arb_tail(n: int, p: flint.arb, j: int) -> flint.arb:
     for i in range(j, n + 1):
         total += flint.arb(math.comb(n, i)) * p**i * q ** (n - i)
     return total
+
+
+EVENTS = {"laplace": Laplace, "rr": RandomizedResponse, "randomized-response": RandomizedResponse,
+          "cyclic": CyclicBatches, "shuffled": ShuffledBatches}
+EVENT_HELP = ("laplace:b=B,steps=T | rr:k=K,p=P,steps=T (or eps0=E instead of p) | cyclic:sigma=S,epochs=E | "
+              "shuffled:sigma=S,epochs=E,batches=M")
+
+
+def parse_event(text: str):
+    """A phase from its command-line form KIND:key=value,... (`EVENT_HELP`), e.g. "laplace:b=1,steps=10";
+    ParameterError (one line) for an unknown kind or key or a bad value."""
+    kind, _, rest = text.partition(":")
+    make = EVENTS.get(kind.strip().lower())
+    if make is None:
+        raise ParameterError(f"unknown event '{kind}' in '{text}': one of {EVENT_HELP}")
+    fields = {f for f in make.__dataclass_fields__ if f not in ("relations", "symmetric")}
+    values: dict[str, float] = {}
+    for item in filter(None, (s.strip() for s in rest.split(","))):
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or key not in fields:
+            raise ParameterError(f"'{item}' in '{text}': {kind} takes {', '.join(sorted(fields))} as key=value")
+        try:
+            values[key] = float(value)
+        except ValueError:
+            raise ParameterError(f"'{item}' in '{text}': {value.strip()!r} is not a number") from None
+    return make(**values)

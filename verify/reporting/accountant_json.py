@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
-from verify.accountant import AccountantResult, Calibration
+from verify.accountant import AccountantResult, Calibration, Phase
 from verify.accountant_compare import Comparison
 
 ACCOUNT_SCHEMA = "verify.account/1"
@@ -18,7 +19,7 @@ def account_dict(result: AccountantResult, comparisons: Sequence[Comparison] = (
         result.quantity: {"lower": result.lower, "estimate": result.estimate, "upper": result.upper,
                           "certified": True},
         result.given_name: result.given,
-        "phases": [{"q": p.q, "sigma": p.sigma, "steps": p.steps} for p in result.phases],
+        "phases": [_phase_dict(p) for p in result.phases],
         "neighbouring": result.neighbouring,
         "tolerance": {"value": result.tolerance, "relative": result.relative},
         "grid_width": result.grid_width,
@@ -29,6 +30,14 @@ def account_dict(result: AccountantResult, comparisons: Sequence[Comparison] = (
         out["compare"] = [{"accountant": c.accountant, "value": c.value, "status": c.status, "note": c.note}
                           for c in comparisons]
     return out
+
+
+def _phase_dict(phase) -> dict:
+    """a Poisson phase as {"q", "sigma", "steps"}; another phase type (verify.accountant_events) as {"event": its
+    type, then its fields}"""
+    if isinstance(phase, Phase):
+        return {"q": phase.q, "sigma": phase.sigma, "steps": phase.steps}
+    return {"event": type(phase).__name__, **dataclasses.asdict(phase)}
 
 
 def calibration_dict(result: Calibration) -> dict:
