@@ -21,6 +21,7 @@ from verify import accountant
 from verify.accountant import Phase
 from verify.accountant_events import (
     CyclicBatches,
+    GaussianMixture,
     Laplace,
     RandomizedResponse,
     ShuffledBatches,
@@ -200,6 +201,57 @@ def test_randomized_response_eps_brackets_the_exact_threshold():
     assert rr.p == pytest.approx(4 / (math.e + 3), rel=1e-15)
 
 
+# --- Gaussian mixtures --------------------------------------------------------------------------------------------
+
+
+def _mixture_hockey(eps, sigma, cs, ps):
+    """max over both orders of delta(eps) for P = sum_i p_i N(c_i, s^2) against Q = N(0, s^2), 30 digits: the loss
+    log(P/Q)(x) increases in x, so (P - e^eps Q)_+ lives right of the root of loss = eps and (Q - e^eps P)_+ left of
+    the root of loss = -eps (roots by bisection, then mpmath quadrature of the densities on the half-line)"""
+    with mpmath.workdps(30):
+        s, eps = mpmath.mpf(sigma), mpmath.mpf(eps)
+        mix = lambda x: mpmath.fsum(p * mpmath.npdf(x, c, s) for c, p in zip(cs, ps, strict=True))  # noqa: E731
+        base = lambda x: mpmath.npdf(x, 0, s)  # noqa: E731
+        loss = lambda x: mpmath.log(mpmath.fsum(p * mpmath.exp((2 * c * x - c * c) / (2 * s * s))  # noqa: E731
+                                                for c, p in zip(cs, ps, strict=True)))
+
+        def root(level):  # the x with loss(x) = level, None where the loss never reaches it
+            lo, hi = -60 * s - 10, 60 * s + 10 + 40 * s * s * abs(level) / max(cs)
+            if not loss(lo) < level < loss(hi):
+                return None
+            for _ in range(120):
+                mid = (lo + hi) / 2
+                lo, hi = (mid, hi) if loss(mid) < level else (lo, mid)
+            return (lo + hi) / 2
+
+        r_add, r_remove = root(eps), root(-eps)
+        add = mpmath.quad(lambda x: mix(x) - mpmath.exp(eps) * base(x), [r_add, mpmath.inf]) if r_add is not None else 0
+        remove = (mpmath.quad(lambda x: base(x) - mpmath.exp(eps) * mix(x), [-mpmath.inf, r_remove])
+                  if r_remove is not None else 0)
+        return max(add, remove)
+
+
+@settings(max_examples=examples(4, 40), deadline=None, database=None)
+@given(sigma=st.floats(0.5, 4), cs=st.lists(st.floats(0, 2), min_size=1, max_size=3),
+       raw=st.lists(st.floats(0.05, 1), min_size=3, max_size=3), eps=st.floats(0, 3))
+def test_gaussian_mixture_one_step_brackets_the_quadrature(sigma, cs, raw, eps):
+    assume(max(cs) > 0.05)
+    ps = [w / math.fsum(raw[: len(cs)]) for w in raw[: len(cs)]]
+    mixture = GaussianMixture(sigma, tuple(cs), tuple(ps))
+    exact = float(_mixture_hockey(eps, sigma, mixture.sensitivities, mixture.probabilities))
+    assume(exact > 1e-8)
+    r = accountant.delta(eps, [mixture], tol=1e-2)
+    assert r.lower <= exact <= r.upper
+
+
+def test_gaussian_mixture_of_0_and_1_is_the_poisson_subsampled_gaussian():
+    """sensitivities (0, 1) with (1 - q, q): the same pair as Phase(q, sigma, T), computed by the other inversion
+    (bisection/Newton against pld.py's closed form): the brackets overlap"""
+    a = accountant.delta(1.0, [GaussianMixture(1.0, (0.0, 1.0), (0.9, 0.1), 20)], tol=1e-2)
+    b = accountant.delta(1.0, [Phase(0.1, 1.0, 20)], tol=1e-2)
+    assert a.lower <= b.upper and b.lower <= a.upper
+
+
 # --- relations and validation ------------------------------------------------------------------------------------
 
 
@@ -217,6 +269,9 @@ def test_unsupported_relations_are_refused(phases, relation, words):
                                   lambda: RandomizedResponse(1, 0.5), lambda: RandomizedResponse(3),
                                   lambda: RandomizedResponse(3, 0.5, eps0=1.0), lambda: RandomizedResponse(3, 1.5),
                                   lambda: CyclicBatches(-1.0), lambda: ShuffledBatches(1.0, 1, 0),
+                                  lambda: GaussianMixture(1.0, (0.0,), (1.0,)),
+                                  lambda: GaussianMixture(1.0, (1.0, 2.0), (0.5, 0.4)),
+                                  lambda: GaussianMixture(1.0, (-1.0,), (1.0,)),
                                   lambda: Laplace("1")])
 def test_bad_parameters_are_one_line_parameter_errors(make):
     with pytest.raises(ParameterError) as info:
@@ -290,6 +345,8 @@ def test_shuffled_lower_bound_exceeds_poisson_accounting(sigma, batches, epochs,
 def test_parse_event_reads_what_it_is_given(b, steps):
     assert parse_event(f"laplace:b={b!r},steps={steps}") == Laplace(b, steps)
     assert parse_event(f"shuffled:sigma={b!r},epochs={steps},batches=7") == ShuffledBatches(b, steps, 7)
+    assert parse_event(f"mixture:sigma={b!r},c=0/{b!r},p=0.25/0.75,steps={steps}") == GaussianMixture(
+        b, (0.0, b), (0.25, 0.75), steps)
 
 
 def test_cli_event_brackets_the_closed_form_and_prints_json(capsys):

@@ -9,6 +9,8 @@ per-step core (verify.truth.pld_events). References each is tested against: test
 - `Laplace(b, steps)`: the Laplace mechanism, scale b, sensitivity 1 (dp_accounting's LaplaceDpEvent); add/remove.
 - `RandomizedResponse(k, p | eps0, steps)`: k-ary randomized response (dp_accounting's RandomizedResponseDpEvent:
   the true bucket with probability 1 - p, else a uniform one); replace-one.
+- `GaussianMixture(sigma, sensitivities, probabilities, steps)`: sum_i p_i N(c_i, sigma^2) against N(0, sigma^2)
+  (dp_accounting's MixtureOfGaussiansDpEvent); add/remove.
 - `CyclicBatches(sigma, epochs)`: DP-SGD over a fixed partition into batches, taken in a fixed order each epoch:
   each record is in one batch an epoch, so E epochs are exactly the E-fold Gaussian mechanism (no amplification),
   sensitivity 1 under add/remove, 2 under replace-one.
@@ -28,7 +30,7 @@ import flint
 
 from verify.accountant import MAX_STEPS, _num, _real
 from verify.errors import ParameterError
-from verify.truth.pld_events import laplace_step, randomized_response_step
+from verify.truth.pld_events import laplace_step, mixture_step, randomized_response_step
 
 ADD_REMOVE = ("add_remove", "add", "remove")
 
@@ -127,6 +129,57 @@ class RandomizedResponse:
 
     def step_pmf(self, order: str, h: float, steps: int):
         return randomized_response_step(self.p, self.k, h, steps)
+
+
+@dataclass(frozen=True)
+class GaussianMixture:
+    """`steps` steps of the mixture-of-Gaussians mechanism (dp_accounting's MixtureOfGaussiansDpEvent): the pair
+    P = sum_i p_i N(c_i, sigma^2) against Q = N(0, sigma^2), sensitivities c_i >= 0 with probabilities p_i (their
+    sum 1 within 1e-9; the mixture is normalised exactly). Add/remove: "add" P || Q, "remove" Q || P.
+    (0, 1) with (1 - q, q) is the Poisson-subsampled Gaussian."""
+
+    sigma: float
+    sensitivities: tuple[float, ...]
+    probabilities: tuple[float, ...]
+    steps: int = 1
+    relations: ClassVar[tuple[str, ...]] = ADD_REMOVE
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "sigma", _positive(self.sigma, "noise standard deviation sigma"))
+        try:
+            cs, ps = tuple(_real(c) for c in self.sensitivities), tuple(_real(p) for p in self.probabilities)
+        except TypeError:
+            raise ParameterError("sensitivities and probabilities must be sequences of numbers") from None
+        if not cs or len(cs) != len(ps) or any(c is None or not (math.isfinite(c) and c >= 0) for c in cs):
+            raise ParameterError(f"a Gaussian mixture needs as many sensitivities (finite, >= 0) as probabilities, got "
+                                 f"{self.sensitivities!r} and {self.probabilities!r}")
+        if any(p is None or not 0 <= p <= 1 for p in ps) or abs(math.fsum(ps) - 1) > 1e-9:
+            raise ParameterError(f"mixture probabilities must lie in [0, 1] and sum to 1, got {self.probabilities!r}")
+        kept = [(c, p) for c, p in zip(cs, ps, strict=True) if p > 0]
+        if not any(c > 0 for c, _ in kept):
+            raise ParameterError("a Gaussian mixture needs a sensitivity > 0 with probability > 0")
+        object.__setattr__(self, "sensitivities", tuple(c for c, _ in kept))
+        object.__setattr__(self, "probabilities", tuple(p for _, p in kept))
+        object.__setattr__(self, "steps", _steps(self.steps))
+
+    def __str__(self) -> str:
+        parts = ", ".join(f"{_num(p)} N({_num(c)})" for c, p in zip(self.sensitivities, self.probabilities,
+                                                                   strict=True))
+        return f"{self.steps} steps of the Gaussian mixture {parts}, sigma={_num(self.sigma)}"
+
+    @property
+    def total_variation(self) -> float:
+        return 1.0
+
+    def engine(self, neighbouring: str) -> GaussianMixture:
+        _supported(self, neighbouring)
+        return self
+
+    def step_pmf(self, order: str, h: float, steps: int):
+        mixture = list(zip(self.probabilities, self.sensitivities, strict=True))
+        if order == "add":
+            return mixture_step(mixture, [(1.0, 0.0)], self.sigma, h, steps)
+        return mixture_step([(1.0, 0.0)], [(p, -c) for p, c in mixture], self.sigma, h, steps)
 
 
 @dataclass(frozen=True)
@@ -263,9 +316,10 @@ def _arb_tail(n: int, p: flint.arb, j: int) -> flint.arb:
 
 
 EVENTS = {"laplace": Laplace, "rr": RandomizedResponse, "randomized-response": RandomizedResponse,
-          "cyclic": CyclicBatches, "shuffled": ShuffledBatches}
-EVENT_HELP = ("laplace:b=B,steps=T | rr:k=K,p=P,steps=T (or eps0=E instead of p) | cyclic:sigma=S,epochs=E | "
-              "shuffled:sigma=S,epochs=E,batches=M")
+          "mixture": GaussianMixture, "cyclic": CyclicBatches, "shuffled": ShuffledBatches}
+_ALIASES = {"mixture": {"c": "sensitivities", "p": "probabilities"}}
+EVENT_HELP = ("laplace:b=B,steps=T | rr:k=K,p=P,steps=T (or eps0=E instead of p) | mixture:sigma=S,c=C1/C2/..,"
+              "p=P1/P2/..,steps=T | cyclic:sigma=S,epochs=E | shuffled:sigma=S,epochs=E,batches=M")
 
 
 def parse_event(text: str):
@@ -275,15 +329,21 @@ def parse_event(text: str):
     make = EVENTS.get(kind.strip().lower())
     if make is None:
         raise ParameterError(f"unknown event '{kind}' in '{text}': one of {EVENT_HELP}")
-    fields = {f for f in make.__dataclass_fields__ if f not in ("relations", "symmetric")}
-    values: dict[str, float] = {}
+    aliases = _ALIASES.get(kind.strip().lower(), {})
+    fields = {f for f in make.__dataclass_fields__ if f not in ("relations", "symmetric")} | set(aliases)
+    values: dict[str, float | tuple[float, ...]] = {}
     for item in filter(None, (s.strip() for s in rest.split(","))):
         key, sep, value = item.partition("=")
         key = key.strip()
         if not sep or key not in fields:
             raise ParameterError(f"'{item}' in '{text}': {kind} takes {', '.join(sorted(fields))} as key=value")
         try:
-            values[key] = float(value)
+            numbers = tuple(float(v) for v in value.split("/"))
         except ValueError:
             raise ParameterError(f"'{item}' in '{text}': {value.strip()!r} is not a number") from None
-    return make(**values)
+        values[aliases.get(key, key)] = numbers if key in aliases else numbers[0] if len(numbers) == 1 else numbers
+    try:
+        return make(**values)
+    except TypeError:  # a list where a number belongs
+        raise ParameterError(f"'{text}': give one number per key (lists, A/B/.., for {kind}'s "
+                             f"{', '.join(aliases) or 'none'})") from None

@@ -804,6 +804,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--event", action="append", default=[], type=_event, metavar="KIND:KEY=VALUE,...",
                    help="another mechanism composed with the phases (repeatable): laplace:b=B,steps=T (add/remove), "
                         "rr:k=K,p=P,steps=T or rr:k=K,eps0=E,steps=T (randomized response, replace_one), "
+                        "mixture:sigma=S,c=C1/C2,p=P1/P2,steps=T (Gaussian mixture against N(0, S^2)), "
                         "cyclic:sigma=S,epochs=E (fixed batches in a fixed order), shuffled:sigma=S,epochs=E,"
                         "batches=M (reshuffled each epoch: the cyclic upper bound); see docs/guides/accountant.md")
     what = p.add_mutually_exclusive_group(required=True)

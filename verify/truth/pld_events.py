@@ -22,10 +22,22 @@ from fractions import Fraction
 
 import flint
 import numpy as np
+from scipy.special import ndtri
 
 from verify.errors import ParameterError, ResourceLimitError
 from verify.limits import require_memory
-from verify.truth.pld import _MASS_ERROR, _MAX_CELLS, _U, _WIDE, _mean_shifts, _Step
+from verify.truth.pld import (
+    _HALF_LOG_2PI,
+    _MASS_ERROR,
+    _MAX_CELLS,
+    _TAIL,
+    _U,
+    _WIDE,
+    _cdfs,
+    _cell_masses,
+    _mean_shifts,
+    _Step,
+)
 
 _WORK = _WIDE or np.float64  # the precision of the closed-form cell masses
 _U_WORK = float(np.finfo(_WORK).eps) / 2
@@ -50,13 +62,14 @@ def _to_double(x: flint.arb) -> float:
     return mid
 
 
-def cells_step(k1: int, base: np.ndarray, rel_err: float, other: np.ndarray, other_err: np.ndarray, eta: float,
+def cells_step(k1: int, base: np.ndarray, rel_err: float | None, other: np.ndarray, other_err: np.ndarray, eta: float,
                h: float, steps: int, outside: float = 0.0) -> _Step:
     """The engine's per-step core from cell masses: `base[i]` is the base law's mass of cell k1 + i (losses in
-    ((k-1) h, k h] widened by eta), exact within relative `rel_err` (in any float precision); `other[i]` the other
+    ((k-1) h, k h] widened by eta), exact within relative `rel_err` (in any float precision; None: doubles already
+    within the engine's _MASS_ERROR, as verify.truth.pld's `_cell_masses` gives them); `other[i]` the other
     law's mass there within `other_err[i]`; `outside` the exact mass not in any cell (paid by the upper bound)."""
     mass = np.asarray(base, dtype=np.float64)  # round to nearest: within u of the exact one more
-    r = rel_err * (1 + 1e-6) + _U * (1 + rel_err)
+    r = 0.0 if rel_err is None else rel_err * (1 + 1e-6) + _U * (1 + rel_err)
     other = np.asarray(other, dtype=np.float64)
     other_err = np.asarray(other_err, dtype=np.float64) + 4 * _U * other
     if r > 0.95 * _MASS_ERROR:
@@ -165,3 +178,155 @@ def laplace_step(b: float, h: float, steps: int) -> _Step:
     # an atom's enclosure straddling a cut may leave a sliver of <= `edge` outside the cells: paid as outside
     return cells_step(k_lo, base, max(rel, rel_end) + 2 * _U_WORK, other, err, max(eta_lo, eta_hi), h, steps,
                       outside=2 * edge)
+
+
+def _lse(terms: list[np.ndarray]) -> np.ndarray:
+    """log sum_i e^(terms_i), elementwise"""
+    top = np.maximum.reduce(terms)
+    safe = np.where(np.isfinite(top), top, 0.0)
+    return safe + np.log(sum(np.exp(t - safe) for t in terms))
+
+
+def _exponents(comps: list[tuple[float, float]], s2: float, y: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+    """log w + (2 m y - m^2) / (2 s^2) of each component (the log density ratio to N(0, s^2) at y), and a bound on
+    each one's magnitude as computed (for its rounding)"""
+    terms, size = [], np.zeros_like(y)
+    for w, m in comps:
+        terms.append(math.log(w) + (2 * m * y - m * m) / (2 * s2))
+        size = np.maximum(size, abs(math.log(w)) + (2 * abs(m) * np.abs(y) + m * m) / (2 * s2))
+    return terms, size
+
+
+def _mixture_loss(base, other, s2: float, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """the loss log(base / other) at y for Gaussian mixtures of one variance s2, and a bound on its rounding error
+    (every exponent's rounding, 4u of its size, the log-sum-exps' and the difference's, a few u of their sizes; numpy's
+    exp and log within 2 ulp; doubled)"""
+    tb, sb = _exponents(base, s2, y)
+    to, so = _exponents(other, s2, y)
+    lb, lo = _lse(tb), _lse(to)
+    err = 16 * _U * (sb + so + np.abs(lb) + np.abs(lo) + math.log(len(base) * len(other)) + 2)
+    return lb - lo, err
+
+
+def _slope(base, other, s2: float, y: np.ndarray) -> np.ndarray:
+    """dL/dy: the posterior mean of the base's component means less the other's, over s^2 (approximate)"""
+    means = []
+    for comps in (base, other):
+        terms, _ = _exponents(comps, s2, y)
+        total = _lse(terms)
+        means.append(sum(np.exp(t - total) * m for t, (_, m) in zip(terms, comps, strict=True)))
+    return (means[0] - means[1]) / s2
+
+
+def _limit(base, other, side: int) -> float:
+    """the loss's limit at y -> side * infinity: the components of the extreme mean dominate"""
+    mb = max(m * side for _, m in base)
+    mo = max(m * side for _, m in other)
+    if mb != mo:
+        return math.inf if mb > mo else -math.inf  # the law whose extreme component lies further out dominates
+    wb = math.fsum(w for w, m in base if m * side == mb)
+    wo = math.fsum(w for w, m in other if m * side == mo)
+    return math.log(wb) - math.log(wo)
+
+
+def mixture_step(base: list[tuple[float, float]], other: list[tuple[float, float]], s: float, h: float,
+                 steps: int) -> _Step:
+    """Per-step core of the pair base = sum_i w_i N(m_i, s^2) || other = sum_j v_j N(n_j, s^2) whose loss
+    log(base / other) increases along the coordinate (the caller's pair; checked at the cuts). As verify.truth.pld
+    does for the Poisson-subsampled Gaussian, with the loss's inverse found by bisection: the cut x_k is any double,
+    eta_k bounds |L(x'_k) - k h| for the exact cut x'_k with F(x'_k) = v_k (the computed CDF value): |fl(L(x_k)) -
+    k h| plus the loss's rounding (`_mixture_loss`) plus the move from x_k to x'_k, first order with safety factor 4
+    (dL/dx over the density, times the CDF's error kappa v_k: the ndtr ASSUMPTION of verify.truth.pld, plus 2u for
+    the weights' rounding)."""
+    s2 = s * s
+    z = -float(ndtri(_TAIL / (8 * steps)))
+    y_lo, y_hi = min(m for _, m in base) - z * s, max(m for _, m in base) + z * s
+    (l_lo, l_hi), _ = _mixture_loss(base, other, s2, np.array([y_lo, y_hi]))
+    k_lo, k_hi = math.floor(l_lo / h), math.ceil(l_hi / h)
+    _grid_cells(k_lo, k_hi)
+    ks = np.arange(k_lo, k_hi + 1, dtype=np.float64)
+    target = ks * h
+    inf_lo, inf_hi = _limit(base, other, -1), _limit(base, other, 1)
+    margin = 1e-9 * (1 + np.abs(target))
+    if np.any(np.abs(target - inf_lo) <= margin) or np.any(np.abs(target - inf_hi) <= margin):
+        raise ResourceLimitError("a cut of the privacy-loss grid coincides with the loss's limit; try another "
+                                 "tolerance")
+    below, above = target < inf_lo, target > inf_hi
+    finite = ~(below | above)
+    lo, hi = np.full(len(ks), y_lo - 1.0), np.full(len(ks), y_hi + 1.0)
+    for _ in range(2000):  # widen the brackets until the loss straddles each finite target
+        lo_loss, _ = _mixture_loss(base, other, s2, lo)
+        hi_loss, _ = _mixture_loss(base, other, s2, hi)
+        bad_lo, bad_hi = finite & (lo_loss >= target), finite & (hi_loss <= target)
+        if not (bad_lo.any() or bad_hi.any()):
+            break
+        lo = np.where(bad_lo, lo - 2 * (hi - lo), lo)
+        hi = np.where(bad_hi, hi + 2 * (hi - lo), hi)
+    # the inverse: monotone interpolation of the loss on a fine table, then safeguarded Newton steps (any x will do:
+    # its loss error is measured, not assumed)
+    table = np.linspace(float(np.min(lo)), float(np.max(hi)), 1 << 14)
+    table_loss, _ = _mixture_loss(base, other, s2, table)
+    x = np.clip(np.interp(target, table_loss, table), lo, hi)
+    for _ in range(8):
+        loss, _ = _mixture_loss(base, other, s2, x)
+        if not np.any(finite & (np.abs(loss - target) > 1e-6 * h)):
+            break
+        slope = _slope(base, other, s2, x)
+        up = loss < target
+        lo, hi = np.where(up, np.maximum(lo, x), lo), np.where(up, hi, np.minimum(hi, x))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            step = x - (loss - target) / slope
+        x = np.where((step > lo) & (step < hi), step, 0.5 * (lo + hi))
+    # bisection where Newton has not settled (a flat loss near its limits), on the brackets kept
+    loss, _ = _mixture_loss(base, other, s2, x)
+    todo = np.flatnonzero(finite & (np.abs(loss - target) > 1e-6 * h))
+    for _ in range(200):
+        if not len(todo):
+            break
+        mid = 0.5 * (lo[todo] + hi[todo])
+        mid_loss, _ = _mixture_loss(base, other, s2, mid)
+        up = mid_loss < target[todo]
+        lo[todo], hi[todo] = np.where(up, mid, lo[todo]), np.where(up, hi[todo], mid)
+        x[todo] = mid
+        keep = (np.abs(mid_loss - target[todo]) > 1e-6 * h) & (hi[todo] - lo[todo] > 4 * _U * np.abs(mid))
+        todo = todo[keep]
+    x = np.where(below, -np.inf, np.where(above, np.inf, x))
+    xf = np.where(finite, x, 0.0)
+    loss, loss_err = _mixture_loss(base, other, s2, xf)
+    eta_x = np.where(finite, np.abs(loss - target) + loss_err, 0.0)
+    slope = _slope(base, other, s2, xf)  # log(dL/dx / density) for the CDF's error
+    if np.any(finite & (slope <= 0)):
+        raise ParameterError("the pair's privacy loss does not increase along the coordinate")
+    log_density = _lse([math.log(w) - (xf - m) ** 2 / (2 * s2) for w, m in base]) - math.log(s) - _HALF_LOG_2PI
+    with np.errstate(divide="ignore"):
+        log_df = np.log(np.maximum(slope, 1e-300)) - log_density
+    # the weights as given sum to 1 within `excess` (exactly, in rationals): the mechanism is the normalised mixture,
+    # whose CDFs the computed ones meet within that much more, relative
+    excess = max(abs(float(sum(Fraction(w) for w, _ in comps) - 1)) for comps in (base, other))
+    f_cdf, s_cdf, kap = _cdfs(base, s, x)
+    kap = kap + 2 * _U * len(base) + 2 * excess
+    left = f_cdf <= 0.5
+    v = np.where(left, f_cdf, s_cdf)
+    if np.any(finite & (v < 1e-290)):
+        raise ResourceLimitError("a cut of the privacy-loss grid has a CDF value below 1e-290, where the "
+                                 "double-precision grid cannot bound its error (the limit of the PLD engine)")
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        eta_f = np.where(finite, 4 * kap * np.exp(np.log(v) + log_df), 0.0)
+    eta_k = eta_x + eta_f
+    of_cdf, os_cdf, okap = _cdfs(other, s, x)
+    okap = okap + 2 * _U * len(other) + 2 * excess
+    w = np.where(left, of_cdf, os_cdf)
+    with np.errstate(over="ignore", invalid="ignore"):
+        moved = np.exp(eta_k - target) * kap * v * (1 + 1e-9)
+        w_err = np.where(finite, okap * w + moved, 0.0)
+    n_left = int(np.searchsorted(~left, True))
+    if np.any((np.diff(v[:n_left]) <= 0) & np.isfinite(x[1:n_left])) or np.any(
+            (np.diff(v[n_left:]) >= 0) & np.isfinite(x[n_left:-1])):
+        raise ResourceLimitError("eps_tolerance too small for double-precision cell masses (a CDF step below the "
+                                 "rounding of the CDF)")
+    eta = float(np.max(eta_k))
+    mass, switch = _cell_masses(v, n_left)
+    other_mass, _ = _cell_masses(w, n_left)
+    other_err = w_err[:-1] + w_err[1:] + 2 * _U * (w[:-1] + w[1:] + switch)
+    outside = (v[0] if left[0] else 1 - v[0]) + (v[-1] if not left[-1] else 1 - v[-1])
+    return cells_step(k_lo + 1, mass, None, other_mass, other_err, eta, h, steps, outside=outside)
