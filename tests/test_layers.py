@@ -22,6 +22,7 @@ LAYERS: dict[str, int] = {
     "verify.latex_input": 1,
     # 2 engines: ground truths, the bounds' interval certification, the accountant
     "verify.truth": 2, "verify.certify": 2, "verify.accountant": 2, "verify.accountant_calibrate": 2,
+    "verify.accountant_events": 2,
     # 3 declarations: the built-in families and the catalog of theorems
     "verify.families": 3, "verify.catalog": 3,
     # 4 the evaluation pipeline: memo, on-disk cache, isolation (and the contract check it runs), the rigorous path

@@ -21,6 +21,7 @@ report), "add" (P_D' || P_D with D' = D + x) and "remove" alone. Replace-one is 
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import math
 import numbers
@@ -30,7 +31,8 @@ from dataclasses import dataclass
 
 from verify.errors import ParameterError, ResourceLimitError
 
-NEIGHBOURING = {"add_remove": ("add", "remove"), "add": ("add",), "remove": ("remove",)}
+NEIGHBOURING = {"add_remove": ("add", "remove"), "add": ("add",), "remove": ("remove",),
+                "replace_one": ("add", "remove")}  # replace-one: events that support it (verify.accountant_events)
 DEFAULT_TOL = 1e-3  # relative part of the default accuracy (and the relative width callers used to get by default)
 DEFAULT_STEP_WIDTH = 5e-6  # eps width per step of the default accuracy: a tenth of dp_accounting's own gap (T x 5e-5)
 DEFAULT_TIME_BUDGET = 10.0  # seconds a query at the default accuracy may refine for
@@ -117,7 +119,7 @@ class AccountantResult:
         at = "delta" if self.quantity == "epsilon" else "eps"
         return (f"{name}({at}={_num(self.given)}) in [{self.lower:.6g}, {self.upper:.6g}] "
                 f"(estimate {self.estimate:.6g}, certified; {self.width_text()}) for {self.schedule()} "
-                f"({self.neighbouring.replace('_', '/')})")
+                f"({_relation(self.neighbouring)})")
 
     def __repr__(self) -> str:
         return f"<AccountantResult {self}>"
@@ -129,7 +131,7 @@ class AccountantResult:
                if self.method == "gaussian" else "no grid: total variation below delta")
         return (f"<div><b>{name}</b>({at} = {_num(self.given)}) &isin; [{self.lower:.6g}, {self.upper:.6g}] "
                 f"(estimate {self.estimate:.6g}, certified; {html.escape(self.width_text())})<br><small>"
-                f"{html.escape(self.schedule())}; {html.escape(self.neighbouring.replace('_', '/'))} neighbours; "
+                f"{html.escape(self.schedule())}; {html.escape(_relation(self.neighbouring))} neighbours; "
                 f"{how}</small></div>")
 
 
@@ -153,12 +155,19 @@ def _real(value: object) -> float | None:
     return None if math.isnan(out) else out
 
 
+def _relation(neighbouring: str) -> str:
+    """a neighbouring relation as shown: add/remove, add, remove, replace-one"""
+    return {"add_remove": "add/remove", "replace_one": "replace-one"}.get(neighbouring, neighbouring)
+
+
 def _phases(phases: Sequence[Phase | tuple] | Phase) -> tuple[Phase, ...]:
-    if isinstance(phases, Phase) or (isinstance(phases, (tuple, list)) and len(phases) == 3
-                                     and all(_real(v) is not None for v in phases)):
+    """the schedule as phases: `Phase`s, tuples (q, sigma, steps) and other phase types (verify.accountant_events:
+    any object with `engine(neighbouring)`)"""
+    if isinstance(phases, Phase) or hasattr(phases, "engine") or (
+            isinstance(phases, (tuple, list)) and len(phases) == 3 and all(_real(v) is not None for v in phases)):
         phases = [phases]  # one phase, given bare
     try:
-        out = tuple(p if isinstance(p, Phase) else Phase(*p) for p in phases)
+        out = tuple(p if isinstance(p, Phase) or hasattr(p, "engine") else Phase(*p) for p in phases)
     except TypeError:
         raise ParameterError(f"a schedule is a sequence of phases (q, sigma, steps), got {phases!r}") from None
     if not out:
@@ -185,6 +194,15 @@ def _shown(phases: tuple[Phase, ...]) -> str:
     return " + ".join(str(p) for p in phases)
 
 
+def _engine_phases(phases: tuple[Phase, ...], neighbouring: str) -> tuple:
+    """each phase as the engine takes it (verify.truth.pld.schedule_orders): (q, sigma, steps) or an object with
+    `step_pmf`; a phase type refuses a neighbouring relation it does not support (ParameterError)"""
+    if neighbouring == "replace_one" and any(isinstance(p, Phase) for p in phases):
+        raise ParameterError("Poisson-subsampled Gaussian phases (q, sigma, steps) support add_remove, add and "
+                             "remove, not replace_one")
+    return tuple(p.engine(neighbouring) if hasattr(p, "engine") else (p.q, p.sigma, p.steps) for p in phases)
+
+
 class _Short(ResourceLimitError):
     """`_refined` stopped short of the width allowed: `bracket` the tightest certified one reached (None: none),
     `reason` what stopped it (for the answer's text)."""
@@ -198,14 +216,16 @@ class _Short(ResourceLimitError):
 
 def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...], solve_delta: bool = False,
              start: float = _START_WIDTH, budget_goal: Callable | float = 0.0, deadline: float = math.inf,
-             progress: Callable[[float, float], None] | None = None, aim: float | None = None):
+             progress: Callable[[float, float], None] | None = None, aim: float | None = None,
+             raw: tuple | None = None):
     """Brackets from successively finer grids, the first of eps width `start`, until `target_of(bracket)` (the width
     allowed) is met: (that bracket, the width allowed); `budget_goal` as for verify.truth.pld.compose_schedule (or
     a function of the width last allowed, None before the first bracket). A grid whose predicted time would pass
-    `deadline` (perf_counter) is not started. Stops short with `_Short`."""
+    `deadline` (perf_counter) is not started. Stops short with `_Short`. `raw`: the engine's phases
+    (`_engine_phases`; default: the Gaussian phases' tuples)."""
     from verify.truth.pld import schedule_orders
 
-    raw = tuple((p.q, p.sigma, p.steps) for p in phases)
+    raw = tuple((p.q, p.sigma, p.steps) for p in phases) if raw is None else raw
     # first widths to try: a grid too fine for a long schedule whose eps is large hits a size cap (then coarser, the
     # tolerance being relative); one too coarse for a tiny eps puts a cut where the CDF underflows (then finer)
     width = start
@@ -337,6 +357,16 @@ def merged(phases: tuple[Phase, ...]) -> tuple[Phase, ...]:
     return tuple(Phase(q, s, t) for (q, s), t in steps.items())
 
 
+def _merged_engine(raw: tuple) -> tuple:
+    """`merged` for the engine's phases: tuples (q, sigma, steps) with the same q and sigma as one, and event phases
+    equal but for their steps as one (dataclasses.replace with the steps added); in order of first appearance."""
+    out: dict = {}
+    for r in raw:
+        key = (r[0], r[1]) if isinstance(r, tuple) else dataclasses.replace(r, steps=1)
+        out[key] = out.get(key, 0) + (r[2] if isinstance(r, tuple) else r.steps)
+    return tuple((*key, t) if isinstance(key, tuple) else dataclasses.replace(key, steps=t) for key, t in out.items())
+
+
 def _budget(time_budget: float | None, tol: float | None) -> float:
     if time_budget is None:
         return DEFAULT_TIME_BUDGET if tol is None else math.inf
@@ -368,13 +398,15 @@ def _account(quantity: str, given: float, phases, tol, relative: bool, neighbour
                                 tol, relative, b.grid_width if grid is None else grid, time.perf_counter() - start,
                                 target, limit, method)
 
-    if not solve_delta and math.fsum(p.steps * p.q for p in phases) * (1 + 1e-9) <= given:
+    raw = _merged_engine(_engine_phases(phases, neighbouring))
+    if not solve_delta and math.fsum(p.steps * getattr(p, "total_variation", getattr(p, "q", 1.0))
+                                     for p in phases) * (1 + 1e-9) <= given:
         # eps = 0 exactly: delta(0) is the total variation, subadditive over the steps, and one step's is
         # q TV(N(1, s^2), N(0, s^2)) <= q (either order); so no grid is needed (q = 1e-300 underflows one)
         return AccountantResult(quantity, 0.0, 0.0, 0.0, given, phases, neighbouring, tol, relative, 0.0,
                                 time.perf_counter() - start, 0.0)
-    if all(p.q == 1 for p in phases):
-        closed = _gaussian(quantity, given, phases)
+    if all(isinstance(r, tuple) and r[0] == 1 for r in raw):
+        closed = _gaussian(quantity, given, raw)
         if closed is not None:
             return result(closed, closed.upper - closed.lower, method="gaussian", grid=0.0)
     solve = (lambda comps: schedule_delta(given, comps)) if solve_delta else (
@@ -408,9 +440,9 @@ def _account(quantity: str, given: float, phases, tol, relative: bool, neighbour
         return 0.02 * last_allowed
 
     try:
-        b, target = _refined(solve, allowed, merged(phases), orders, solve_delta=solve_delta, start=first,
+        b, target = _refined(solve, allowed, phases, orders, solve_delta=solve_delta, start=first,
                              budget_goal=goal, deadline=deadline, progress=progress,
-                             aim=0.9 * shift if tol is None and solve_delta else None)
+                             aim=0.9 * shift if tol is None and solve_delta else None, raw=raw)
     except _Short as short:
         best = None if short.bracket is None else result(short.bracket, short.target, short.reason)
         if tol is None and best is not None:
@@ -419,13 +451,13 @@ def _account(quantity: str, given: float, phases, tol, relative: bool, neighbour
     return result(b, target)
 
 
-def _gaussian(quantity: str, given: float, phases: tuple[Phase, ...]):
+def _gaussian(quantity: str, given: float, raw: tuple[tuple[float, float, int], ...]):
     """The exact bracket of a full-batch schedule (q = 1 throughout): mu-GDP with mu^2 = sum T_i / sigma_i^2, its
     closed form enclosed in Arb (verify.truth.gaussian.composed_gaussian_bracket); None where Arb cannot enclose it
     (extreme sigma: the PLD engine then answers or refuses)."""
     from verify.truth.gaussian import composed_gaussian_bracket
 
-    found = composed_gaussian_bracket(quantity, given, [(p.steps, p.sigma) for p in phases], _ARB_BITS)
+    found = composed_gaussian_bracket(quantity, given, [(t, s) for _, s, t in raw], _ARB_BITS)
     return None if found is None else _Closed(*found)
 
 

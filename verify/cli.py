@@ -592,6 +592,15 @@ def _phase(text: str) -> tuple[float, float, float]:
     return q, sigma, steps
 
 
+def _event(text: str):
+    from verify.accountant_events import parse_event
+
+    try:
+        return parse_event(text)
+    except ParameterError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def cmd_account(args: argparse.Namespace) -> int:
     from verify import accountant
 
@@ -600,15 +609,20 @@ def cmd_account(args: argparse.Namespace) -> int:
     single = (args.q, args.sigma, args.steps)
     if args.phase and any(v is not None for v in single):
         raise ParameterError("give one phase by --q/--sigma/--steps or a schedule by --phase, not both")
-    if not args.phase and any(v is None for v in single):
-        raise ParameterError("give --q, --sigma and --steps (or one --phase Q,SIGMA,T per phase)")
+    if args.event and args.compare:
+        raise ParameterError("--compare runs other accountants on Poisson phases only; drop --event or --compare")
+    if args.event and all(v is None for v in single):
+        single = None  # the schedule is the events (and any --phase)
+    elif not args.phase and any(v is None for v in single):
+        raise ParameterError("give --q, --sigma and --steps (or one --phase Q,SIGMA,T per phase, or --event)")
     if args.tol is not None and args.abs_tol is not None:
         raise ParameterError("give --tol (relative) or --abs-tol (absolute), not both")
-    phases = args.phase or [single]
+    phases = args.phase or ([single] if single else [])
     tol, relative = (args.abs_tol, False) if args.abs_tol is not None else (args.tol, True)
     solve = accountant.epsilon if args.delta is not None else accountant.delta
     given = args.delta if args.delta is not None else args.eps
-    result = _account_query(args, solve, given, [accountant.Phase(*p) for p in phases], tol, relative)
+    result = _account_query(args, solve, given, [accountant.Phase(*p) for p in phases] + args.event, tol,
+                            relative)
     if result is None:  # refused, its JSON printed
         return exitcodes.INCONCLUSIVE
     comparisons = []
@@ -666,8 +680,9 @@ def _calibrate(args: argparse.Namespace) -> int:
 
     if not args.calibrate or args.target_eps is None or args.delta is None:
         raise ParameterError("a calibration needs --calibrate sigma|steps|q, --target-eps and --delta")
-    if args.phase or args.compare or args.abs_tol is not None:
-        raise ParameterError("a calibration takes one phase by --q/--sigma/--steps (not --phase, --compare, --abs-tol)")
+    if args.phase or args.event or args.compare or args.abs_tol is not None:
+        raise ParameterError("a calibration takes one phase by --q/--sigma/--steps (not --phase, --event, --compare, "
+                             "--abs-tol)")
     steps = args.steps
     if steps is not None and float(steps).is_integer():
         steps = int(steps)
@@ -885,6 +900,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--steps", type=float, help="number of steps T (one phase)")
     p.add_argument("--phase", action="append", default=[], type=_phase, metavar="Q,SIGMA,T",
                    help="a phase of the schedule (repeatable, in order)")
+    p.add_argument("--event", action="append", default=[], type=_event, metavar="KIND:KEY=VALUE,...",
+                   help="another mechanism composed with the phases (repeatable): laplace:b=B,steps=T (add/remove), "
+                        "rr:k=K,p=P,steps=T or rr:k=K,eps0=E,steps=T (randomized response, replace_one), "
+                        "mixture:sigma=S,c=C1/C2,p=P1/P2,steps=T (Gaussian mixture against N(0, S^2)), "
+                        "cyclic:sigma=S,epochs=E (fixed batches in a fixed order), shuffled:sigma=S,epochs=E,"
+                        "batches=M (reshuffled each epoch: the cyclic upper bound); see docs/guides/accountant.md")
     what = p.add_mutually_exclusive_group(required=True)
     what.add_argument("--delta", type=float, help="answer eps(delta)")
     what.add_argument("--eps", type=float, help="answer delta(eps)")
@@ -895,8 +916,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--abs-tol", type=float, default=None, help="absolute width of the bracket instead")
     p.add_argument("--time-budget", type=float, default=None, metavar="SECONDS",
                    help="seconds the refinement may take (default 10 at the default accuracy; none with --tol)")
-    p.add_argument("--neighbouring", choices=("add_remove", "add", "remove"), default="add_remove",
-                   help="neighbouring relation (default add_remove: the larger of both orders)")
+    p.add_argument("--neighbouring", choices=("add_remove", "add", "remove", "replace_one"), default="add_remove",
+                   help="neighbouring relation (default add_remove: the larger of both orders; replace_one for "
+                        "randomized response and cyclic/shuffled batches)")
     p.add_argument("--calibrate", choices=("sigma", "steps", "q"),
                    help="find the smallest sigma (or largest steps, q) whose certified eps meets --target-eps at "
                         "--delta; give the other two")

@@ -6,9 +6,10 @@ quantity's name ("epsilon" or "delta": always an answer) and the input under "gi
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
-from verify.accountant import AccountantRefusal, AccountantResult
+from verify.accountant import AccountantRefusal, AccountantResult, Phase
 from verify.accountant_calibrate import Calibration
 from verify.accountant_compare import Comparison
 
@@ -27,7 +28,7 @@ def account_dict(result: AccountantResult, comparisons: Sequence[Comparison] = (
         "given": {result.given_name: result.given},
         result.quantity: {"lower": result.lower, "estimate": result.estimate, "upper": result.upper,
                           "width": result.width, "certified": True},
-        "phases": [{"q": p.q, "sigma": p.sigma, "steps": p.steps} for p in result.phases],
+        "phases": [_phase_dict(p) for p in result.phases],
         "neighbouring": result.neighbouring,
         "tolerance": {"value": result.tolerance, "relative": result.relative,
                       "default": result.tolerance is None},
@@ -49,6 +50,14 @@ def refusal_dict(query: str, given: dict, error: AccountantRefusal) -> dict:
     certified bracket reached as `account_dict` (null where none was)}."""
     return {"schema": ACCOUNT_SCHEMA, "query": query, "given": given, "refused": str(error),
             "best": None if error.best is None else account_dict(error.best)}
+
+
+def _phase_dict(phase) -> dict:
+    """a Poisson phase as {"q", "sigma", "steps"}; another phase type (verify.accountant_events) as {"event": its
+    type, then its fields}"""
+    if isinstance(phase, Phase):
+        return {"q": phase.q, "sigma": phase.sigma, "steps": phase.steps}
+    return {"event": type(phase).__name__, **dataclasses.asdict(phase)}
 
 
 def calibration_dict(result: Calibration) -> dict:

@@ -210,6 +210,18 @@ def _check(eps, q, sigma, steps, eps_tolerance) -> int:
     return t
 
 
+def _check_event(phase, eps_tolerance) -> int:
+    """`_check` for a phase given as an object with `step_pmf(order, h, steps)` (verify.truth.pld_events): it
+    validated its own parameters; its `steps` and the tolerance are checked here"""
+    _check(None, 0.5, 1.0, phase.steps, eps_tolerance)
+    return int(phase.steps)
+
+
+def _phase_key(phase) -> tuple | object:
+    """a phase's identity in the cache: (q, sigma, steps) as numbers, or the (frozen, hashable) phase object"""
+    return phase if hasattr(phase, "step_pmf") else (float(phase[0]), float(phase[1]), int(phase[2]))
+
+
 def _loss(order: str, q: float, s: float, x: float) -> float:
     """the float per-step loss at x (order "add") or z (order "remove"); used only to choose windows"""
     if order == "remove":
@@ -622,7 +634,7 @@ def compose_schedule(order: str, phases: tuple[tuple[float, float, int], ...], h
     double where their share of the floating-point budget stays below it (`_spectral_power`; about 4x faster). The
     cut error of phase i enters as T_i eta_i: the result's `eta` is their mean over all T steps (only steps * eta is
     used)."""
-    key = (order, tuple((float(q), float(s), int(t)) for q, s, t in phases), h)
+    key = (order, tuple(_phase_key(p) for p in phases), h)
     found = _CACHE.get(key)
     if found is not None and (found.budget_goal <= budget_goal or found.budget <= budget_goal):
         _CACHE.move_to_end(key)
@@ -640,7 +652,8 @@ def _compose_new(order: str, phases: tuple[tuple[float, float, int], ...], h: fl
                  budget_goal: float) -> _Composed:
     """Every phase's per-step core, raised to its power and multiplied in the Fourier domain (one transform per
     phase and one inverse, `_spectral_power`) on the Chernoff window of the composed sum (`_window`)."""
-    parts = [_step_pmf(order, q, s, h, t) for q, s, t in phases]
+    parts = [p.step_pmf(order, h, p.steps) if hasattr(p, "step_pmf") else _step_pmf(order, p[0], p[1], h, p[2])
+             for p in phases]
     lo, hi, folded = _window(parts, _ALIAS_TAIL)
     p, budget = _spectral_power(parts, lo, hi, budget_goal)
     budget += folded
@@ -662,12 +675,14 @@ def schedule_orders(phases: tuple[tuple[float, float, int], ...], orders: tuple[
     eps_tolerance: h = eps_tolerance / min(T, 8 sqrt(T)) for T steps in all (the concentration bound's width is
     about h sqrt(2 T log(1/delta)), the hard range's T h); phases are validated as `sgm_composed_epsilon` validates
     them; `budget_goal` as for `compose_schedule`."""
-    steps = [_check(None, q, s, t, eps_tolerance) for q, s, t in phases]
+    steps = [_check_event(p, eps_tolerance) if hasattr(p, "step_pmf") else _check(None, *p, eps_tolerance)
+             for p in phases]
     total = sum(steps)
     h = eps_tolerance / min(total, 8 * math.sqrt(total))
-    checked = tuple((float(q), float(s), t) for (q, s, _), t in zip(phases, steps, strict=True))
-    if all(q == 1 for q, _, _ in checked):
-        orders = orders[:1]  # the Gaussian mechanism is symmetric: both orders are one distribution
+    checked = tuple(p if hasattr(p, "step_pmf") else (float(p[0]), float(p[1]), t)
+                    for p, t in zip(phases, steps, strict=True))
+    if all(getattr(p, "symmetric", False) if hasattr(p, "step_pmf") else p[0] == 1 for p in checked):
+        orders = orders[:1]  # a symmetric pair (the Gaussian mechanism): both orders are one distribution
     return [compose_schedule(o, checked, h, budget_goal) for o in orders]
 
 
