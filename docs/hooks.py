@@ -34,6 +34,8 @@ API_MODULES = {
     "verify.latex_input": "LaTeX input: parse_latex_expression, reading",
     "verify.catalog.paper_file": "paper files: load_paper_file, load_module",
     "verify.accountant": "the DP-SGD accountant: epsilon, delta, calibrate",
+    "verify.adapters.dp_accounting": "the accountant as a dp_accounting PrivacyAccountant: VerifyAccountant",
+    "verify.adapters.opacus": "the accountant as an opacus accountant: VerifyOpacusAccountant, register",
     "verify.testing": "assert_bound_holds, falsify",
     "verify.testing.falsify": "the falsifier: falsify, falsify_outcome, SearchOutcome, Counterexample",
     "verify.certify": "bound-vs-bound certification by interval branch and bound",

@@ -197,3 +197,15 @@ def test_verify_imports_without_dp_accounting_and_only_the_adapter_needs_it():
             "try:\n    import verify.adapters.dp_accounting\nexcept ImportError:\n    print('needs dp_accounting')\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
     assert done.stdout.strip() == "needs dp_accounting"
+
+
+def test_dp_accountings_calibration_takes_it():
+    """dp_accounting.calibrate_dp_mechanism, given the class: the noise it finds meets the target eps by the
+    certified upper end, and dp_accounting's own optimistic estimate agrees."""
+    def make_event(sigma: float) -> E.DpEvent:
+        return E.SelfComposedDpEvent(E.PoissonSampledDpEvent(0.05, E.GaussianDpEvent(sigma)), 20)
+
+    sigma = dp_accounting.calibrate_dp_mechanism(VerifyAccountant, make_event, 2.0, 1e-5,
+                                                 dp_accounting.LowerEndpointAndGuess(0.3, 1.0), tol=1e-2)
+    assert VerifyAccountant().compose(make_event(sigma)).get_epsilon(1e-5) <= 2.0
+    assert dp_pair([(0.05, sigma, 20)], delta=1e-5)[0] <= 2.0
