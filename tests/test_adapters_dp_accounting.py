@@ -131,7 +131,11 @@ def test_gaussian_events_meet_the_closed_form_under_either_relation(sigma, count
     acc = VerifyAccountant(relation, tol=1e-2)
     acc.compose(E.GaussianDpEvent(sigma), count)
     exact = gaussian_delta(eps, sigma / math.sqrt(count))
-    r = acc.get_delta_bracket(eps)
+    try:
+        r = acc.get_delta_bracket(eps)
+    except ResourceLimitError as refusal:  # 1% of a delta this small is below the floating-point floor (~1e-13)
+        assert "floor" in str(refusal) and exact < 1e-9
+        return
     assert r.lower <= exact * (1 + REL) and exact <= r.upper * (1 + REL)
 
 
