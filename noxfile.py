@@ -1,5 +1,6 @@
 """nox sessions: tests, theorems (every catalog check), report (the HTML/Markdown report), lint, docs (the
-documentation site), bench; gpu runs the kernels under CuPy."""
+documentation site), bench; gpu runs the kernels under CuPy; adapters tests verify.adapters against dp_accounting and
+a real opacus training loop."""
 
 import nox
 
@@ -65,6 +66,16 @@ def bench(session: nox.Session) -> None:
     (wall time, memory, output sizes), time to a first counterexample, SGM RDP against dp_accounting, kernels."""
     session.install("-e", ".[test,report]")
     session.run("pytest", "benchmarks", "-n", "0", "--benchmark-enable", "--benchmark-only", *session.posargs)
+
+
+@nox.session
+def adapters(session: nox.Session) -> None:
+    """verify.adapters against the libraries themselves: dp_accounting's PrivacyAccountant and an opacus training
+    loop on CPU torch (not in the default sessions: torch is large)."""
+    session.install("torch", "--index-url", "https://download.pytorch.org/whl/cpu")
+    session.install("-e", ".[test,adapters]")
+    session.run("pytest", "tests/test_adapters_dp_accounting.py", "tests/test_adapters_opacus.py", "-n", "0",
+                *session.posargs)
 
 
 @nox.session
