@@ -1,0 +1,116 @@
+"""Privacy curves and per-step accounting (verify.accountant_curve): every point's bracket against the exact
+composition of Gaussian mechanisms (an independent mpmath closed form, Balle & Wang 2018), against single queries of
+the accountant, and the curves' monotonicity over generated schedules."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.hypothesis_budget import examples
+from verify import accountant
+from verify.accountant import Phase
+from verify.accountant_curve import delta_curve, epsilon_curve
+from verify.errors import ParameterError
+
+
+def _gaussian_delta(eps, mu):
+    """delta(eps) of N(0, 1) vs N(mu, 1) (Balle & Wang 2018, Thm 8), at 40 digits."""
+    with mpmath.workdps(40):
+        eps, mu = mpmath.mpf(eps), mpmath.mpf(mu)
+        return mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2)
+
+
+def _gaussian_epsilon(delta, mu):
+    """the smallest eps >= 0 with delta(eps) <= delta (bisection: delta(eps) decreases)"""
+    with mpmath.workdps(40):
+        if _gaussian_delta(0, mu) <= delta:
+            return mpmath.mpf(0)
+        lo, hi = mpmath.mpf(0), mu * mu / 2 + 10 * mu + 50
+        for _ in range(150):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if _gaussian_delta(mid, mu) > delta else (lo, mid)
+        return hi
+
+
+FULL_BATCH = [[Phase(1.0, 2.0, 100)], [Phase(1.0, 1.0, 3), Phase(1.0, 3.0, 10)], [Phase(1.0, 20.0, 1)]]
+
+
+@pytest.mark.parametrize("phases", FULL_BATCH, ids=["one phase", "two phases", "one step"])
+def test_every_point_of_both_curves_brackets_the_exact_gaussian_composition(phases):
+    """q = 1: the schedule is mu-GDP with mu^2 = sum T_i / sigma_i^2 exactly; each point of the default eps(delta)
+    curve (1e-12 .. 1e-2) and of the default delta(eps) curve contains the closed form."""
+    mu = math.sqrt(sum(p.steps / p.sigma**2 for p in phases))
+    curve = epsilon_curve(None, phases)
+    assert len(curve.points) == 21 and curve.points[0].at == pytest.approx(1e-12)
+    for p in curve.points:
+        exact = float(_gaussian_epsilon(p.at, mu))
+        assert p.lower <= exact <= p.upper, (p, exact)
+    curve = delta_curve(None, phases)
+    assert curve.points[0].at == 0.0 and curve.points[-1].at > 0
+    for p in curve.points:
+        exact = float(_gaussian_delta(p.at, mu))
+        assert p.lower <= exact <= p.upper, (p, exact)
+
+
+def test_points_given_are_sorted_and_each_one_bracketed():
+    mu = math.sqrt(100) / 2.0
+    curve = epsilon_curve([1e-3, 1e-9, 1e-5], [(1.0, 2.0, 100)])
+    assert [p.at for p in curve.points] == [1e-9, 1e-5, 1e-3]
+    for p in curve.points:
+        assert p.lower <= float(_gaussian_epsilon(p.at, mu)) <= p.upper
+    curve = delta_curve([-1.0, 0.5, 10.0], [(1.0, 2.0, 100)])
+    for p in curve.points:
+        assert p.lower <= float(_gaussian_delta(p.at, mu)) <= p.upper
+
+
+def test_curve_points_agree_with_single_queries():
+    """each point's bracket and the accountant's own single-query bracket at the same delta (eps) intersect: both
+    contain the tight value."""
+    phases = [Phase(0.01, 1.0, 1000)]
+    curve = epsilon_curve([1e-10, 1e-5, 1e-2], phases)
+    for p in curve.points:
+        single = accountant.epsilon(p.at, phases, tol=1e-2)
+        assert max(p.lower, single.lower) <= min(p.upper, single.upper), (p, single)
+    curve = delta_curve([0.5, 2.0], phases)
+    for p in curve.points:
+        single = accountant.delta(p.at, phases, tol=1e-2)
+        assert max(p.lower, single.lower) <= min(p.upper, single.upper), (p, single)
+
+
+@settings(max_examples=examples(6, 40), deadline=None, database=None)
+@given(phases=st.lists(st.tuples(st.floats(1e-3, 1.0), st.floats(0.5, 5), st.integers(1, 200)), min_size=1,
+                       max_size=3))
+def test_curves_are_monotone(phases):
+    """eps(delta) decreases in delta and delta(eps) in eps: a bracket at a larger delta (eps) never lies wholly
+    above one at a smaller, and the upper ends (each the smallest value the upper bound allows) are monotone."""
+    curve = epsilon_curve([1e-10, 1e-7, 1e-4, 1e-2], phases)
+    pts = curve.points
+    for i, a in enumerate(pts):
+        for b in pts[i + 1:]:
+            assert b.lower <= a.upper
+            assert b.upper <= a.upper * (1 + 1e-9) + 1e-12
+    top = max(pts[0].upper, 0.1) if math.isfinite(pts[0].upper) else pts[0].lower
+    curve = delta_curve([0.0, top / 3, top / 2, top], phases)
+    pts = curve.points
+    for i, a in enumerate(pts):
+        for b in pts[i + 1:]:
+            assert b.lower <= a.upper
+            assert b.upper <= a.upper * (1 + 1e-9) + 1e-15
+
+
+@pytest.mark.parametrize(("call", "match"), [
+    (lambda: epsilon_curve([0.0], [(0.1, 1.0, 10)]), "delta"),
+    (lambda: epsilon_curve([], [(0.1, 1.0, 10)]), "at least one"),
+    (lambda: delta_curve([math.inf], [(0.1, 1.0, 10)]), "epsilon"),
+    (lambda: epsilon_curve(None, [(0.1, 1.0, 10)], neighbouring="replace"), "neighbouring"),
+    (lambda: epsilon_curve(None, [(0.1, 1.0, 10)], width=-1), "width"),
+    (lambda: epsilon_curve(None, [(2.0, 1.0, 10)]), "sampling rate"),
+])
+def test_bad_input_is_one_parameter_error(call, match):
+    with pytest.raises(ParameterError, match=match):
+        call()
