@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from tests.hypothesis_budget import examples
 from verify import accountant
 from verify.accountant import Phase
-from verify.accountant_curve import delta_curve, epsilon_curve
+from verify.accountant_curve import delta_curve, epsilon_curve, epsilon_per_step
 from verify.errors import ParameterError
 
 
@@ -114,3 +114,55 @@ def test_curves_are_monotone(phases):
 def test_bad_input_is_one_parameter_error(call, match):
     with pytest.raises(ParameterError, match=match):
         call()
+
+
+def test_each_checkpoint_brackets_the_exact_gaussian_composition_of_its_prefix():
+    """q = 1, two phases: after t steps the prefix is mu_t-GDP (mu_t^2 = sum over its steps of 1/sigma^2); every
+    checkpoint (every 7 steps and the end) contains the closed form."""
+    phases = [Phase(1.0, 4.0, 10), Phase(1.0, 8.0, 15)]
+    steps = epsilon_per_step(1e-6, phases, every=7)
+    assert [p.step for p in steps.points] == [7, 14, 21, 25] and all(p.epoch is None for p in steps.points)
+    for p in steps.points:
+        mu = math.sqrt(min(p.step, 10) / 16 + max(p.step - 10, 0) / 64)
+        exact = float(_gaussian_epsilon(1e-6, mu))
+        assert p.lower <= exact <= p.upper, (p, exact)
+
+
+def test_per_epoch_checkpoints_agree_with_single_queries_on_each_prefix():
+    """ceil(1/q) steps an epoch, counted per phase; each checkpoint's bracket intersects the accountant's single
+    query on the same prefix, and eps grows with the steps (no later bracket lies wholly below an earlier one)."""
+    phases = [Phase(0.25, 1.5, 10), Phase(0.1, 2.0, 12)]
+    steps = epsilon_per_step(1e-5, phases, per_epoch=True)
+    assert [(p.step, p.epoch) for p in steps.points] == [(4, 1), (8, 2), (10, 2.5), (20, 3.5), (22, 3.7)]
+    prefixes = {4: [(0.25, 1.5, 4)], 8: [(0.25, 1.5, 8)], 10: [(0.25, 1.5, 10)],
+                20: [(0.25, 1.5, 10), (0.1, 2.0, 10)], 22: [(0.25, 1.5, 10), (0.1, 2.0, 12)]}
+    for p in steps.points:
+        single = accountant.epsilon(1e-5, prefixes[p.step], tol=1e-2)
+        assert max(p.lower, single.lower) <= min(p.upper, single.upper), (p, single)
+    for a, b in zip(steps.points, steps.points[1:], strict=False):
+        assert a.lower <= b.upper
+
+
+def test_epoch_inputs_derive_q_and_steps_exactly():
+    """q = B/N and T = ceil(E N / B), the ceiling taken exactly (0.1 epoch of 10 records in batches of 1 is 1
+    step, though 0.1 * 10 is 1.0000000000000000555 in binary)."""
+    assert Phase.from_epochs(100, 256, 60000, 1.1) == Phase(256 / 60000, 1.1, 23438)
+    assert Phase.from_epochs(0.1, 1, 10, 1.0) == Phase(0.1, 1.0, 1)
+    assert Phase.from_epochs(3, 1, 3, 2.0).steps == 9
+
+
+@pytest.mark.parametrize(("args", "match"), [
+    ((0, 1, 2, 1.0), "epochs"), ((1, 3, 2, 1.0), "exceeds"), ((1, 1.5, 2, 1.0), "batch size"),
+    ((1, 1, 0, 1.0), "dataset size"), ((1, 1, 2, -1.0), "sigma"), ((1e9, 1, 10**6, 1.0), "steps"),
+])
+def test_bad_epoch_inputs_are_one_parameter_error(args, match):
+    with pytest.raises(ParameterError, match=match):
+        Phase.from_epochs(*args)
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    ({}, "one of"), ({"every": 2, "per_epoch": True}, "one of"), ({"every": 0}, "every"), ({"every": 1.5}, "every"),
+])
+def test_bad_checkpoints_are_one_parameter_error(kwargs, match):
+    with pytest.raises(ParameterError, match=match):
+        epsilon_per_step(1e-5, [(0.1, 1.0, 10)], **kwargs)
