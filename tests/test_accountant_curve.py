@@ -4,6 +4,8 @@ the accountant, and the curves' monotonicity over generated schedules."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import math
 
 import mpmath
@@ -12,10 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.hypothesis_budget import examples
-from verify import accountant
+from verify import accountant, accountant_curve
 from verify.accountant import Phase
-from verify.accountant_curve import delta_curve, epsilon_curve, epsilon_per_step
+from verify.accountant_curve import delta_curve, epsilon_curve, epsilon_per_step, peer_curves
+from verify.cli import main
 from verify.errors import ParameterError
+from verify.reporting.accountant_curve import PLOT_MARK
 
 
 def _gaussian_delta(eps, mu):
@@ -166,3 +170,123 @@ def test_bad_epoch_inputs_are_one_parameter_error(args, match):
 def test_bad_checkpoints_are_one_parameter_error(kwargs, match):
     with pytest.raises(ParameterError, match=match):
         epsilon_per_step(1e-5, [(0.1, 1.0, 10)], **kwargs)
+
+
+def _json(capsys, argv: list[str]) -> dict:
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_epoch_inputs_on_the_command_line_state_what_they_derived(capsys):
+    """--epochs 2.5 --batch-size 100 --dataset-size 1000: q = 0.1, T = 25, stated, and the same bracket as the
+    phase given by --q/--steps."""
+    out = _json(capsys, ["account", "--epochs", "2.5", "--batch-size", "100", "--dataset-size", "1000", "--sigma",
+                         "1.5", "--delta", "1e-5", "--tol", "0.01", "--json"])
+    assert out["derived"] | {"derivation": ""} == {"epochs": 2.5, "batch_size": 100, "dataset_size": 1000, "q": 0.1,
+                                                   "steps": 25, "derivation": ""}
+    same = _json(capsys, ["account", "--q", "0.1", "--sigma", "1.5", "--steps", "25", "--delta", "1e-5", "--tol",
+                          "0.01", "--json"])
+    assert out["epsilon"] == same["epsilon"] and out["phases"] == same["phases"]
+    assert main(["account", "--epochs", "2.5", "--batch-size", "100", "--dataset-size", "1000", "--sigma", "1.5",
+                 "--delta", "1e-5", "--tol", "0.01"]) == 0
+    assert "q = B/N = 0.1, T = ceil(E N / B) = 25" in " ".join(capsys.readouterr().out.split())
+
+
+@pytest.mark.parametrize(("extra", "match"), [
+    (["--epochs", "2", "--batch-size", "10", "--sigma", "1", "--delta", "1e-5"], "--dataset-size missing"),
+    (["--epochs", "2", "--batch-size", "10", "--dataset-size", "100", "--sigma", "1", "--q", "0.1", "--delta",
+      "1e-5"], "instead of --q"),
+    (["--epochs", "2", "--batch-size", "10", "--dataset-size", "100", "--sigma", "1", "--phase", "0.1,1,2",
+      "--delta", "1e-5"], "instead of --phase"),
+    (["--epochs", "2", "--batch-size", "10", "--dataset-size", "100", "--delta", "1e-5"], "--sigma"),
+    (["--epochs", "2", "--batch-size", "100", "--dataset-size", "10", "--sigma", "1", "--delta", "1e-5"], "exceeds"),
+    (["--epochs", "2", "--batch-size", "2.5", "--dataset-size", "10", "--sigma", "1", "--delta", "1e-5"],
+     "batch size"),
+    (["--q", "0.1", "--sigma", "1", "--steps", "10"], "give --delta"),
+    (["--q", "0.1", "--sigma", "1", "--steps", "10", "--curve", "--delta", "1e-5"], "--at"),
+    (["--q", "0.1", "--sigma", "1", "--steps", "10", "--curve", "--tol", "0.1"], "--tol"),
+    (["--q", "0.1", "--sigma", "1", "--steps", "10", "--plot", "x.png"], "give --curve"),
+    (["--q", "0.1", "--sigma", "1", "--steps", "10", "--curve", "--plot", "x.pdf"], ".png or .svg"),
+    (["--q", "0.1", "--sigma", "1", "--steps", "10", "--every", "2"], "--delta"),
+    (["--q", "0.1", "--sigma", "1", "--steps", "10", "--every", "2", "--per-epoch", "--delta", "1e-5"], "not both"),
+    (["--q", "0.1", "--sigma", "1", "--steps", "10", "--curve", "--at", "0,1e-5"], "delta"),
+])
+def test_inconsistent_account_options_exit_2_in_one_line(capsys, tmp_path, monkeypatch, extra, match):
+    monkeypatch.chdir(tmp_path)
+    assert main(["account", *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert match in err and len(err.splitlines()) == 1, err
+
+
+def test_curve_json_brackets_the_closed_form_at_every_point(capsys):
+    mu = math.sqrt(50) / 3.0
+    out = _json(capsys, ["account", "--q", "1", "--sigma", "3", "--steps", "50", "--curve", "--at", "1e-9,1e-6,1e-3",
+                         "--json"])
+    assert out["curve"] == "epsilon" and [p["delta"] for p in out["points"]] == [1e-9, 1e-6, 1e-3]
+    for p in out["points"]:
+        assert p["lower"] <= float(_gaussian_epsilon(p["delta"], mu)) <= p["upper"]
+    out = _json(capsys, ["account", "--q", "1", "--sigma", "3", "--steps", "50", "--curve", "delta", "--at",
+                         "0,1,4", "--json"])
+    assert out["curve"] == "delta"
+    for p in out["points"]:
+        assert p["lower"] <= float(_gaussian_delta(p["epsilon"], mu)) <= p["upper"]
+
+
+def test_per_step_on_the_command_line(capsys):
+    out = _json(capsys, ["account", "--q", "1", "--sigma", "4", "--steps", "9", "--delta", "1e-6", "--every", "4",
+                         "--json"])
+    assert [p["step"] for p in out["per_step"]] == [4, 8, 9]
+    for p in out["per_step"]:
+        assert p["lower"] <= float(_gaussian_epsilon(1e-6, math.sqrt(p["step"]) / 4)) <= p["upper"]
+    assert main(["account", "--q", "0.5", "--sigma", "4", "--steps", "5", "--delta", "1e-6", "--per-epoch"]) == 0
+    assert "step 4 (epoch 2)" in capsys.readouterr().out
+
+
+def test_curve_and_per_step_text_fit_100_columns(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    for extra in (["--curve", "--at", "1e-6,1e-3", "--compare"], ["--delta", "1e-6", "--every", "25"]):
+        assert main(["account", "--q", "0.001", "--sigma", "0.75", "--steps", "100", *extra]) == 0
+        assert [line for line in capsys.readouterr().out.splitlines() if len(line) > 100] == []
+
+
+def test_plot_writes_its_own_files_only(capsys, tmp_path, monkeypatch):
+    """--plot writes a PNG (or SVG) carrying the mark of this command, replaces such a file, and refuses (exit 2,
+    file untouched) one it did not write, a folder and a link (one quick peer drawn: the files are under test)."""
+    clt = "Gaussian-DP CLT (formula)"
+    monkeypatch.setattr(accountant_curve, "PEERS", {clt: accountant_curve.PEERS[clt]})
+    argv = ["account", "--q", "1", "--sigma", "3", "--steps", "50", "--curve", "--at", "1e-6,1e-3"]
+    png, svg = tmp_path / "c.png", tmp_path / "c.svg"
+    assert main([*argv, "--plot", str(png)]) == 0
+    assert png.read_bytes().startswith(b"\x89PNG") and PLOT_MARK.encode() in png.read_bytes()
+    assert main([*argv, "--plot", str(png)]) == 0  # ours: replaced
+    assert main([*argv, "--plot", str(svg)]) == 0
+    assert svg.read_text().lstrip().startswith("<?xml") and PLOT_MARK in svg.read_text()
+    foreign = tmp_path / "theirs.png"
+    foreign.write_bytes(b"not ours")
+    link = tmp_path / "link.png"
+    link.symlink_to(png)
+    folder = tmp_path / "folder.png"
+    folder.mkdir()
+    capsys.readouterr()
+    for path in (foreign, folder, link):
+        assert main([*argv, "--plot", str(path)]) == 2
+        assert "never overwrites" in capsys.readouterr().err
+    assert foreign.read_bytes() == b"not ours"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temporary file left
+
+
+def test_peers_at_the_curves_points_agree_with_the_bracket():
+    """dp_accounting's PLD accountant at each point lies in the bracket, or above it by at most its own
+    discretisation (T x 1e-4); a peer that does not answer delta(eps) or is missing is said to be so."""
+    pytest.importorskip("dp_accounting")
+    phases = [Phase(0.05, 1.2, 60)]
+    curve = epsilon_curve([1e-8, 1e-4], phases)
+    peers = {p.accountant: p for p in peer_curves(curve)}
+    pld_peer = peers["dp_accounting PLD"]
+    assert len(pld_peer.values) == 2 and pld_peer.under == 0
+    for v, p in zip(pld_peer.values, curve.points, strict=True):
+        assert p.lower - 1e-9 <= v <= p.upper + 60 * 1e-4
+    assert peers["dp_accounting RDP"].under == 0
+    for name, peer in peers.items():
+        if name.startswith("opacus") and importlib.util.find_spec("opacus") is None:
+            assert peer.status == "not installed" and peer.values == ()
