@@ -74,9 +74,9 @@ class PrivacyCurve:
 
     def __str__(self) -> str:
         name, at = ("eps", "delta") if self.quantity == "epsilon" else ("delta", "eps")
-        rows = [f"{name}({at}) of {_shown(self.phases)} ({self.neighbouring.replace('_', '/')}), certified, one "
-                f"composition (loss grid {self.grid_width:.3g}):"]
+        rows = [f"{name}({at}) of {_shown(self.phases)} ({self.neighbouring.replace('_', '/')}), certified:"]
         rows += [f"  {at}={p.at:<12.6g} {name} in [{p.lower:.6g}, {p.upper:.6g}]" for p in self.points]
+        rows.append(f"  (every point read off one composition, loss grid {self.grid_width:.3g})")
         return "\n".join(rows)
 
 
@@ -102,11 +102,12 @@ class StepCurve:
     seconds: float
 
     def __str__(self) -> str:
-        rows = [f"eps(delta={self.delta:g}) after each checkpoint of {_shown(self.phases)} "
-                f"({self.neighbouring.replace('_', '/')}), certified (loss grid {self.grid_width:.3g}):"]
+        rows = [f"eps(delta={self.delta:g}) of {_shown(self.phases)} ({self.neighbouring.replace('_', '/')}), "
+                "certified after each checkpoint:"]
         for p in self.points:
             epoch = "" if p.epoch is None else f" (epoch {p.epoch:g})"
             rows.append(f"  step {p.step}{epoch}: eps in [{p.lower:.6g}, {p.upper:.6g}]")
+        rows.append(f"  (loss grid {self.grid_width:.3g})")
         return "\n".join(rows)
 
 

@@ -657,7 +657,7 @@ def _epoch_inputs(args: argparse.Namespace) -> dict | None:
     args.q, args.steps = phase.q, phase.steps
     e, b, n = args.epochs, int(args.batch_size), int(args.dataset_size)
     return {"epochs": e, "batch_size": b, "dataset_size": n, "q": phase.q, "steps": phase.steps,
-            "derivation": f"derived from {e:g} epochs of {n} records in batches of {b}: q = B/N = {phase.q:.6g}, "
+            "derivation": f"derived: E = {e:g} epochs, N = {n}, B = {b}: q = B/N = {phase.q:.6g}, "
                           f"T = ceil(E N / B) = {phase.steps}"}
 
 
