@@ -10,7 +10,7 @@ import math
 
 import mpmath
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.hypothesis_budget import examples
@@ -290,3 +290,46 @@ def test_peers_at_the_curves_points_agree_with_the_bracket():
     for name, peer in peers.items():
         if name.startswith("opacus") and importlib.util.find_spec("opacus") is None:
             assert peer.status == "not installed" and peer.values == ()
+
+
+HOSTILE = st.sampled_from(["nan", "inf", "-1", "0", "1e-320", "1e400", "abc", "", "1,2", "2.5", "1e9"])
+
+
+@st.composite
+def curve_argv(draw) -> list[str]:
+    """small schedules (T <= 40) with the curve, per-step and epoch options, one value in six hostile"""
+    def value(good: st.SearchStrategy[str]) -> str:
+        return draw(st.one_of(good, good, good, good, good, HOSTILE))
+
+    argv = ["account", "--sigma", value(st.sampled_from(["1", "2.5"]))]
+    if draw(st.booleans()):
+        argv += ["--epochs", value(st.sampled_from(["1", "2", "0.5"])), "--batch-size",
+                 value(st.sampled_from(["5", "10"])), "--dataset-size", value(st.sampled_from(["20", "50"]))]
+    else:
+        argv += ["--q", value(st.sampled_from(["1", "0.2"])), "--steps", value(st.sampled_from(["5", "40"]))]
+    mode = draw(st.sampled_from(["curve", "delta-curve", "every", "epoch", "plain"]))
+    if mode in ("curve", "delta-curve"):
+        argv += ["--curve"] + (["delta"] if mode == "delta-curve" else [])
+        if draw(st.booleans()):
+            argv += ["--at", value(st.sampled_from(["1e-6,1e-3", "0.5,2", "1e-9"]))]
+    elif mode in ("every", "epoch"):
+        argv += ["--delta", value(st.sampled_from(["1e-5", "1e-9"]))]
+        argv += ["--every", value(st.sampled_from(["3", "7"]))] if mode == "every" else ["--per-epoch"]
+    else:
+        argv += ["--delta", value(st.sampled_from(["1e-5"])), "--tol", "0.05"]
+    return argv + (["--json"] if draw(st.booleans()) else [])
+
+
+@settings(max_examples=examples(10, 200), deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])  # capsys is read out after every call
+@given(argv=curve_argv())
+def test_fuzzed_curve_options_exit_with_a_documented_code(argv, capsys):
+    """Whatever the values, `verify account` with the curve, per-step and epoch options exits 0, 2 or 3 (never 4),
+    an exit 2 is one line, and --json output is strict JSON."""
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code in (0, 2, 3), (argv, err)
+    if code == 2:
+        assert len(err.strip().splitlines()) == 1, (argv, err)
+    if code == 0 and "--json" in argv:
+        json.loads(out)

@@ -719,9 +719,12 @@ def _account_curve(args: argparse.Namespace, phases: list, derived: dict | None)
 
 def _values_list(text: str) -> list[float]:
     try:
-        return [float(v) for v in text.split(",") if v.strip()]
+        values = [float(v) for v in text.split(",")]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got '{text}'") from None
+        values = []
+    if not values:
+        raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got '{text}'")
+    return values
 
 
 def _calibrate(args: argparse.Namespace) -> int:
