@@ -114,6 +114,7 @@ def test_curves_are_monotone(phases):
     (lambda: epsilon_curve(None, [(0.1, 1.0, 10)], neighbouring="replace"), "neighbouring"),
     (lambda: epsilon_curve(None, [(0.1, 1.0, 10)], width=-1), "width"),
     (lambda: epsilon_curve(None, [(2.0, 1.0, 10)]), "sampling rate"),
+    (lambda: epsilon_curve(None, [(0.1, 1.0, 10**7), (0.1, 1.0, 1)]), "steps in all"),
 ])
 def test_bad_input_is_one_parameter_error(call, match):
     with pytest.raises(ParameterError, match=match):

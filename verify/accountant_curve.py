@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from verify.accountant import NEIGHBOURING, Phase
+from verify.accountant import MAX_STEPS, NEIGHBOURING, Phase
 from verify.accountant_compare import FAILED, OVER_MEMORY, PAST_DEADLINE, UNDER
 from verify.errors import DeadlineExceeded, MemoryLimitExceeded, ParameterError, ResourceLimitError
 from verify.limits import remaining, truth_deadline
@@ -126,6 +126,8 @@ def _schedule(phases) -> tuple:
         raise ParameterError(f"a schedule is a sequence of phases (q, sigma, steps), got {phases!r}") from None
     if not out:
         raise ParameterError("a schedule needs at least one phase (q, sigma, steps)")
+    if sum(p.steps for p in out) > MAX_STEPS:
+        raise ParameterError(f"the schedule has {sum(p.steps for p in out)} steps in all, more than {MAX_STEPS:.0e}")
     return out
 
 
