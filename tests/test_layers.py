@@ -33,6 +33,7 @@ LAYERS: dict[str, int] = {
     # 6 runner and the public entry points built on it
     "verify.runner": 6, "verify.api": 6, "verify.accountant_compare": 6, "verify.testing": 6,
     "verify.testing.pytest_plugin": 6, "verify.adapters": 6,
+    "verify.accountant_curve": 6,  # curves, per-step accounting and other accountants' values at their points
     # 7 reporting and the CLI
     "verify.reporting": 7, "verify.cli": 7, "verify.__main__": 7,
 }

@@ -22,6 +22,7 @@ report), "add" (P_D' || P_D with D' = D + x) and "remove" alone. Replace-one is 
 from __future__ import annotations
 
 import dataclasses
+import fractions
 import html
 import math
 import numbers
@@ -73,6 +74,17 @@ class Phase:
 
     def __str__(self) -> str:
         return f"{self.steps} steps of q={_num(self.q)}, sigma={_num(self.sigma)}"
+
+    @classmethod
+    def from_epochs(cls, epochs: float, batch_size: int, dataset_size: int, sigma: float) -> Phase:
+        """`epochs` passes over a dataset of `dataset_size` records in Poisson batches of expected size
+        `batch_size`: q = B / N and T = ceil(E N / B) steps (computed exactly, not in floating point)."""
+        b, n, e = _integer(batch_size, "batch size"), _integer(dataset_size, "dataset size"), _real(epochs)
+        if b > n:
+            raise ParameterError(f"the batch size ({b}) exceeds the dataset size ({n})")
+        if e is None or not (math.isfinite(e) and e > 0):
+            raise ParameterError(f"epochs must be a finite number > 0, got {epochs!r}")
+        return cls(b / n, sigma, math.ceil(fractions.Fraction(repr(e)) * n / b))
 
 
 @dataclass(frozen=True)
@@ -158,6 +170,12 @@ def _real(value: object) -> float | None:
 def _relation(neighbouring: str) -> str:
     """a neighbouring relation as shown: add/remove, add, remove, replace-one"""
     return {"add_remove": "add/remove", "replace_one": "replace-one"}.get(neighbouring, neighbouring)
+def _integer(value: object, name: str) -> int:
+    """`value` as an int >= 1 (an integral float too), else one ParameterError line"""
+    real = _real(value)
+    if real is None or not (math.isfinite(real) and real.is_integer() and real >= 1):
+        raise ParameterError(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)
 
 
 def _phases(phases: Sequence[Phase | tuple] | Phase) -> tuple[Phase, ...]:

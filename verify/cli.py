@@ -604,6 +604,7 @@ def _event(text: str):
 def cmd_account(args: argparse.Namespace) -> int:
     from verify import accountant
 
+    derived = _epoch_inputs(args)
     if args.calibrate or args.target_eps is not None:
         return _calibrate(args)
     single = (args.q, args.sigma, args.steps)
@@ -619,6 +620,13 @@ def cmd_account(args: argparse.Namespace) -> int:
         raise ParameterError("give --tol (relative) or --abs-tol (absolute), not both")
     phases = args.phase or ([single] if single else [])
     tol, relative = (args.abs_tol, False) if args.abs_tol is not None else (args.tol, True)
+    if args.curve or args.every is not None or args.per_epoch or args.plot or args.at:
+        if args.event:
+            raise ParameterError("--curve, --every and --per-epoch take Poisson phases (q, sigma, steps) only; drop "
+                                 "--event")
+        return _account_curve(args, [accountant.Phase(*p) for p in phases], derived)
+    if args.delta is None and args.eps is None:
+        raise ParameterError("give --delta (to answer eps(delta)) or --eps (to answer delta(eps)), or --curve")
     solve = accountant.epsilon if args.delta is not None else accountant.delta
     given = args.delta if args.delta is not None else args.eps
     result = _account_query(args, solve, given, [accountant.Phase(*p) for p in phases] + args.event, tol,
@@ -633,15 +641,110 @@ def cmd_account(args: argparse.Namespace) -> int:
     if args.json:
         from verify.reporting.accountant_json import account_dict
 
-        _print_json(account_dict(result, comparisons))
+        _print_json(_with_derived(account_dict(result, comparisons), derived))
         return exitcodes.OK
     print(_wrapped(str(result)))
     if comparisons:
         print(_wrapped(f"  other accountants against [{result.lower:.6g}, {result.upper:.6g}]: conservative above, "
                        "within, UNDER-REPORTS below"))
+    if derived:
+        print(_wrapped(f"  {derived['derivation']}"))
     for c in comparisons:
         print(_wrapped(f"  {c}"))
     return exitcodes.OK
+
+
+def _epoch_inputs(args: argparse.Namespace) -> dict | None:
+    """--epochs E --batch-size B --dataset-size N (with --sigma) in place of --q and --steps: sets them (q = B/N,
+    T = ceil(E N / B)) and returns what was derived, for the output; None where none of the three is given."""
+    from verify import accountant
+
+    given = {"--epochs": args.epochs, "--batch-size": args.batch_size, "--dataset-size": args.dataset_size}
+    if all(v is None for v in given.values()):
+        return None
+    missing = [k for k, v in given.items() if v is None]
+    if missing:
+        raise ParameterError("epoch inputs need --epochs, --batch-size and --dataset-size together "
+                             f"({', '.join(missing)} missing)")
+    clash = [k for k, v in {"--q": args.q, "--steps": args.steps, "--phase": args.phase,
+                           "--calibrate": args.calibrate}.items() if v]
+    if clash:
+        raise ParameterError(f"--epochs/--batch-size/--dataset-size derive q and T: give them instead of "
+                             f"{', '.join(clash)}")
+    if args.sigma is None:
+        raise ParameterError("epoch inputs need --sigma (the noise multiplier) too")
+    phase = accountant.Phase.from_epochs(args.epochs, args.batch_size, args.dataset_size, args.sigma)
+    args.q, args.steps = phase.q, phase.steps
+    e, b, n = args.epochs, int(args.batch_size), int(args.dataset_size)
+    return {"epochs": e, "batch_size": b, "dataset_size": n, "q": phase.q, "steps": phase.steps,
+            "derivation": f"derived: E = {e:g} epochs, N = {n}, B = {b}: q = B/N = {phase.q:.6g}, "
+                          f"T = ceil(E N / B) = {phase.steps}"}
+
+
+def _with_derived(out: dict, derived: dict | None) -> dict:
+    if derived:
+        out["derived"] = derived
+    return out
+
+
+def _account_curve(args: argparse.Namespace, phases: list, derived: dict | None) -> int:
+    """`verify account --curve [epsilon|delta] [--at ...] [--plot FILE]` and `--every N` / `--per-epoch`."""
+    from verify import accountant_curve
+
+    if args.tol is not None or args.abs_tol is not None:
+        raise ParameterError("a curve or per-step account chooses its own loss grid: --tol/--abs-tol answer one "
+                             "query")
+    if args.every is not None or args.per_epoch:
+        if args.every is not None and args.per_epoch:
+            raise ParameterError("give --every N or --per-epoch, not both")
+        if args.curve or args.plot or args.at or args.compare or args.delta is None:
+            raise ParameterError("per-step accounting takes --delta (and not --curve, --at, --plot, --compare)")
+        steps = accountant_curve.epsilon_per_step(args.delta, phases, every=args.every, per_epoch=args.per_epoch,
+                                                  neighbouring=args.neighbouring)
+        if args.json:
+            from verify.reporting.accountant_curve import steps_dict
+
+            _print_json(_with_derived(steps_dict(steps), derived))
+            return exitcodes.OK
+        print(_wrapped(str(steps)))
+        if derived:
+            print(_wrapped(f"  {derived['derivation']}"))
+        return exitcodes.OK
+    if not args.curve:
+        raise ParameterError("--at and --plot belong to a curve: give --curve")
+    if args.delta is not None or args.eps is not None:
+        raise ParameterError("a curve takes its points by --at (deltas for --curve epsilon, eps values for --curve "
+                             "delta), not --delta/--eps")
+    from verify.reporting.accountant_curve import check_plot_path, curve_dict, curve_figure, write_plot
+
+    if args.plot:
+        check_plot_path(args.plot)  # before the work
+    make = accountant_curve.epsilon_curve if args.curve == "epsilon" else accountant_curve.delta_curve
+    curve = make(args.at, phases, neighbouring=args.neighbouring)
+    peers = accountant_curve.peer_curves(curve) if args.compare or args.plot else ()
+    if args.plot:
+        write_plot(curve_figure(curve, peers), args.plot)
+    if args.json:
+        _print_json(_with_derived(curve_dict(curve, peers), derived))
+        return exitcodes.OK
+    print(_wrapped(str(curve)))
+    if derived:
+        print(_wrapped(f"  {derived['derivation']}"))
+    for peer in peers:
+        print(_wrapped(f"  {peer}"))
+    if args.plot:
+        print(f"plot written to {args.plot}")
+    return exitcodes.OK
+
+
+def _values_list(text: str) -> list[float]:
+    try:
+        values = [float(v) for v in text.split(",")]
+    except ValueError:
+        values = []
+    if not values:
+        raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got '{text}'")
+    return values
 
 
 def _account_query(args: argparse.Namespace, solve, given: float, phases: list, tol: float | None,
@@ -906,7 +1009,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "mixture:sigma=S,c=C1/C2,p=P1/P2,steps=T (Gaussian mixture against N(0, S^2)), "
                         "cyclic:sigma=S,epochs=E (fixed batches in a fixed order), shuffled:sigma=S,epochs=E,"
                         "batches=M (reshuffled each epoch: the cyclic upper bound); see docs/guides/accountant.md")
-    what = p.add_mutually_exclusive_group(required=True)
+    what = p.add_mutually_exclusive_group()
     what.add_argument("--delta", type=float, help="answer eps(delta)")
     what.add_argument("--eps", type=float, help="answer delta(eps)")
     p.add_argument("--tol", type=float, default=None,
@@ -929,6 +1032,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true",
                    help="print the answer as JSON (\"query\", \"given\", and the answer under the query's name with "
                         "lower, estimate, upper, width); a refusal prints its tightest bracket as \"best\"")
+    p.add_argument("--curve", nargs="?", const="epsilon", choices=("epsilon", "delta"),
+                   help="a privacy curve from one composition: eps over delta 1e-12..1e-2 (default), or delta over eps "
+                        "0..eps(1e-12) (`--curve delta`); every point certified")
+    p.add_argument("--at", type=_values_list, metavar="V1,V2,...",
+                   help="the curve's points: deltas (--curve epsilon) or eps values (--curve delta)")
+    p.add_argument("--plot", type=_usable_path, metavar="FILE.png|.svg",
+                   help="draw the curve: the certified band and every installed accountant's values at its points "
+                        "(replaces only a plot verify wrote)")
+    p.add_argument("--every", type=_bounded(int, "--every", 1), metavar="N",
+                   help="eps(--delta) after every N-th step and at the end, each certified")
+    p.add_argument("--per-epoch", action="store_true",
+                   help="eps(--delta) after each epoch (ceil(1/q) steps) and at the end, each certified")
+    p.add_argument("--epochs", type=_bounded(float, "--epochs", 0, strict=True),
+                   help="epochs E (with --batch-size B, --dataset-size N and --sigma: q = B/N, T = ceil(E N / B))")
+    p.add_argument("--batch-size", type=_bounded(float, "--batch-size", 1), metavar="B",
+                   help="expected batch size B (epoch inputs)")
+    p.add_argument("--dataset-size", type=_bounded(float, "--dataset-size", 1), metavar="N",
+                   help="dataset size N (epoch inputs)")
     p.set_defaults(fn=cmd_account)
 
     p = sub.add_parser("audit", help="a lower confidence bound on a mechanism's eps(delta) from its own samples; "

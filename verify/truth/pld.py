@@ -654,6 +654,12 @@ def _compose_new(order: str, phases: tuple[tuple[float, float, int], ...], h: fl
     phase and one inverse, `_spectral_power`) on the Chernoff window of the composed sum (`_window`)."""
     parts = [p.step_pmf(order, h, p.steps) if hasattr(p, "step_pmf") else _step_pmf(order, p[0], p[1], h, p[2])
              for p in phases]
+    return compose_parts(parts, h, budget_goal)
+
+
+def compose_parts(parts: list[_Step], h: float, budget_goal: float = 0.0) -> _Composed:
+    """The composition of per-step cores on a grid of width h, each raised to its `steps` (a core cut for T steps
+    serves any T' <= T of them: its tails are below _TAIL / (8 T)); `budget_goal` as for `compose_schedule`."""
     lo, hi, folded = _window(parts, _ALIAS_TAIL)
     p, budget = _spectral_power(parts, lo, hi, budget_goal)
     budget += folded
