@@ -76,7 +76,7 @@ def test_a_relative_delta_width_below_the_floor_is_refused_at_once(monkeypatch):
         grids.append(width)
         return build(raw, orders, width, *args, **kwargs)
 
-    monkeypatch.setattr(pld, "schedule_orders", counted)
+    monkeypatch.setattr(accountant, "schedule_orders", counted)
     with pytest.raises(accountant.AccountantRefusal, match="floor") as refused:
         accountant.delta(40.0, [(0.999, 1.0, 10)], tol=1e-3)
     assert len(grids) == 1 and refused.value.best is not None

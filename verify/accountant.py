@@ -31,6 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from verify.errors import ParameterError, ResourceLimitError
+from verify.truth.gaussian import composed_gaussian_bracket
+from verify.truth.pld import schedule_delta, schedule_epsilon, schedule_orders
 
 NEIGHBOURING = {"add_remove": ("add", "remove"), "add": ("add",), "remove": ("remove",),
                 "replace_one": ("add", "remove")}  # replace-one: events that support it (verify.accountant_events)
@@ -241,8 +243,6 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
     a function of the width last allowed, None before the first bracket). A grid whose predicted time would pass
     `deadline` (perf_counter) is not started. Stops short with `_Short`. `raw`: the engine's phases
     (`_engine_phases`; default: the Gaussian phases' tuples)."""
-    from verify.truth.pld import schedule_orders
-
     raw = tuple((p.q, p.sigma, p.steps) for p in phases) if raw is None else raw
     # first widths to try: a grid too fine for a long schedule whose eps is large hits a size cap (then coarser, the
     # tolerance being relative); one too coarse for a tiny eps puts a cut where the CDF underflows (then finer)
@@ -398,8 +398,6 @@ def _account(quantity: str, given: float, phases, tol, relative: bool, neighbour
              time_budget: float | None = None, progress=None) -> AccountantResult:
     """The bracket on `quantity` ("epsilon" at delta = given, or "delta" at eps = given), refined to the tolerance
     (None: the default accuracy, never refused for width)."""
-    from verify.truth.pld import schedule_delta, schedule_epsilon
-
     start = time.perf_counter()
     phases, orders = _phases(phases), _orders(neighbouring)
     tol = None if tol is None else _tolerance(tol)
@@ -473,8 +471,6 @@ def _gaussian(quantity: str, given: float, raw: tuple[tuple[float, float, int], 
     """The exact bracket of a full-batch schedule (q = 1 throughout): mu-GDP with mu^2 = sum T_i / sigma_i^2, its
     closed form enclosed in Arb (verify.truth.gaussian.composed_gaussian_bracket); None where Arb cannot enclose it
     (extreme sigma: the PLD engine then answers or refuses)."""
-    from verify.truth.gaussian import composed_gaussian_bracket
-
     found = composed_gaussian_bracket(quantity, given, [(t, s) for _, s, t in raw], _ARB_BITS)
     return None if found is None else _Closed(*found)
 
