@@ -182,7 +182,7 @@ CASES: list[Case] = [
            SMALL_Q, 400, {"sample": False}, {}),
     *_pair("reused_noise", "one noise draw reused at every step (the trajectory is released)", SAMPLED, 1000,
            {"reuse_noise": True, "trajectory": True}, {"trajectory": True}, score=_range_score),
-    *_pair("replace_one", "replace-one neighbours, noise calibrated to the add/remove sensitivity", FULL, 200,
+    *_pair("replace_one", "replace-one neighbours, noise calibrated to the add/remove sensitivity", FULL, 400,
            {}, {"noise_std": FULL[1] * 2 * CLIP}, assume="gaussian", neighbouring="replace_one",
            dataset=REPLACE_DATASET),
     Case("laplace_sensitivity", "Laplace scale 1/eps on a sum of values in [0, 10] (sensitivity 10)", True,

@@ -61,10 +61,10 @@ class DPSGDAuditResult:
 
     def __str__(self) -> str:
         q, sigma, steps = self.claim
-        return (f"DP-SGD audit, {self.runs} runs per dataset ({self.neighbouring}): {self.audit.epsilon_lower:.4g} "
-                f"<= eps(delta={self.audit.delta:g}) at {self.audit.confidence:.0%} confidence; the claim "
-                f"q={q:g}, sigma={sigma:g}, steps={steps} certifies eps in [{self.claim_lower:.4g}, "
-                f"{self.claim_upper:.4g}]: {self.verdict}")
+        return (f"DP-SGD, {self.runs} runs per dataset: eps(delta={self.audit.delta:g}) >= "
+                f"{self.audit.epsilon_lower:.4g} at {self.audit.confidence:.0%} confidence: {self.verdict}\n"
+                f"  claim q={q:g}, sigma={sigma:g}, steps={steps} ({self.neighbouring}): eps in "
+                f"[{self.claim_lower:.4g}, {self.claim_upper:.4g}], certified")
 
 
 def _batched(train: Callable[..., Any]) -> bool:
