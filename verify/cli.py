@@ -812,7 +812,15 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from verify.families import import_plugin
     from verify.limits import deadline
 
+    if args.plot is not None and os.path.lexists(args.plot):
+        raise ParameterError(f"--plot {args.plot} exists: the figure is written to a new file only")
     module = import_plugin(args.source)
+    if hasattr(module, "train"):
+        return _audit_dpsgd(module, args)
+    if args.plot is not None and not hasattr(module, "in_scores"):
+        raise ParameterError("--plot draws a DP-SGD audit (a file exporting train) or scores (in_scores, out_scores)")
+    if args.plot is not None and args.claim_eps is None:
+        raise ParameterError("--plot on scores needs --claim-eps (the claimed curve it draws)")
     has = {name: hasattr(module, name) for name in AUDIT_NAMES + AUDIT_SCORES}
     scores = has["in_scores"] or has["out_scores"]
     if scores == has["mechanism"]:
@@ -840,13 +848,69 @@ def cmd_audit(args: argparse.Namespace) -> int:
         _print_json(audit_dict(result, "scores" if scores else args.source))
     else:
         _print_audit(result)
+    if args.plot is not None:
+        _audit_plot(args.plot, module.in_scores, module.out_scores, result.test.direction, result.confidence,
+                    epsilon=args.claim_eps, delta=result.delta, json=args.json, title=os.path.basename(args.source))
     if result.refutes:
         return exitcodes.UNEXPECTED
     return exitcodes.OK if result.decidable else exitcodes.INCONCLUSIVE
 
 
-def _print_audit(result) -> None:
-    print(_wrapped(str(result)))
+AUDIT_TRAIN = ("train", "dataset", "canary", "claim")  # what an audited DP-SGD module exports (score optional)
+
+
+def _audit_dpsgd(module, args: argparse.Namespace) -> int:
+    """`verify audit` on a module exporting train, dataset, canary and claim = (q, sigma, steps): --samples runs per
+    dataset; exit 0 consistent, 1 refuted, 3 when the runs could not have shown more than the claim."""
+    from verify.audit import audit_dpsgd
+    from verify.audit.dpsgd import gaussian_claim_mu
+    from verify.limits import deadline
+
+    missing = [name for name in AUDIT_TRAIN if not hasattr(module, name)]
+    if missing:
+        raise PluginError(f"'{args.source}' exports train but not {', '.join(missing)}")
+    if args.claim_eps is not None:
+        raise ParameterError("a DP-SGD file states its claim as claim = (q, sigma, steps): drop --claim-eps")
+    with deadline(math.inf if args.budget is None else args.budget, "the audit"):
+        result = audit_dpsgd(module.train, module.dataset, module.canary, runs=args.samples, claim=module.claim,
+                             delta=args.delta, confidence=args.confidence, seed=args.seed,
+                             score=getattr(module, "score", None), assume=args.assume,
+                             neighbouring=getattr(module, "neighbouring", "add_remove"))
+    if args.json:
+        from verify.reporting.audit_json import audit_dict
+
+        out = audit_dict(result.audit, args.source)
+        q, sigma, steps = result.claim
+        out.update(verdict=result.verdict, refutes=result.refutes, runs=result.runs,
+                   claim={"q": q, "sigma": sigma, "steps": steps, "epsilon": {"lower": result.claim_lower,
+                                                                              "upper": result.claim_upper}})
+        _print_json(out)
+    else:
+        print(_wrapped(str(result)))
+        _print_audit(result.audit, claim=False)
+    if args.plot is not None:
+        mu = gaussian_claim_mu(result.claim)
+        _audit_plot(args.plot, result.in_scores, result.out_scores, result.audit.test.direction, args.confidence,
+                    mu=mu, epsilon=None if mu is not None else result.claim_upper, delta=args.delta, json=args.json,
+                    title=f"{os.path.basename(args.source)}: {result.verdict}")
+    if result.refutes:
+        return exitcodes.UNEXPECTED
+    return exitcodes.OK if result.verdict == "CONSISTENT" else exitcodes.INCONCLUSIVE
+
+
+def _audit_plot(path: str, in_scores, out_scores, direction: int, confidence: float, *, mu: float | None = None,
+                epsilon: float | None = None, delta: float = 0.0, title: str = "", json: bool = False) -> None:
+    """Draw the audit's figure to a new PNG at `path` and name it (on stderr under --json, whose stdout is JSON)."""
+    from verify.reporting.audit_figure import audit_figure, save_figure
+
+    save_figure(audit_figure(in_scores, out_scores, direction=direction, confidence=confidence, mu=mu,
+                             epsilon=epsilon, delta=delta, title=title), path)
+    print(f"figure: {path}", file=sys.stderr if json else sys.stdout)
+
+
+def _print_audit(result, claim: bool = True) -> None:
+    if claim:
+        print(_wrapped(str(result)))
     c, t = result.counts, result.test
     if t.kind == "threshold":
         side = ">" if t.direction > 0 else "<"
@@ -1055,7 +1119,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("audit", help="a lower confidence bound on a mechanism's eps(delta) from its own samples; "
                                      "exit 1 when it refutes --claim-eps",
                        description="Audit FILE_OR_MODULE, which exports mechanism(data, rng) and the neighbouring "
-                                   "datasets d and d_prime (or in_scores and out_scores): a lower bound on eps(delta) "
+                                   "datasets d and d_prime (or in_scores and out_scores; or a DP-SGD train(data, rng), "
+                                   "dataset, canary and claim = (q, sigma, steps)): a lower bound on eps(delta) "
                                    "valid at --confidence. Exit 0 consistent, 1 refuted, 2 bad input, 3 when the "
                                    "claim is at or above what the samples could show (or a cap was hit).")
     p.add_argument("source", metavar="FILE_OR_MODULE", help="a .py file or a dotted module name")
@@ -1072,6 +1137,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="wall-clock cap in seconds on the audit (reached: exit 3)")
     p.add_argument("--json", action="store_true", help="print the audit as JSON (\"epsilon\": {\"lower\"}, "
                                                        "\"refutes\", \"counts\", \"test\", \"power\")")
+    p.add_argument("--plot", metavar="FILE.png", type=_usable_path,
+                   help="draw the audit's trade-off points and their confidence boxes beside the claimed curve to a "
+                        "new PNG file (DP-SGD and scores files; an existing file is refused)")
     p.set_defaults(fn=cmd_audit)
 
     p = sub.add_parser("certify", help="certify a bound-vs-bound claim over a box (python-flint interval "

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 from verify.audit.core import audit, audit_scores, epsilon_oracle
+from verify.audit.dpsgd import DPSGDAuditResult, audit_dpsgd
 from verify.audit.result import AuditCounts, AuditResult, AuditTest
 
-__all__ = ["AuditCounts", "AuditResult", "AuditTest", "audit", "audit_scores", "epsilon_oracle"]
+__all__ = ["AuditCounts", "AuditResult", "AuditTest", "DPSGDAuditResult", "audit", "audit_dpsgd", "audit_scores",
+           "epsilon_oracle"]
