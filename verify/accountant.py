@@ -180,7 +180,7 @@ def _integer(value: object, name: str) -> int:
     return int(value)
 
 
-def _phases(phases: Sequence[Phase | tuple] | Phase) -> tuple[Phase, ...]:
+def schedule(phases: Sequence[Phase | tuple] | Phase) -> tuple[Phase, ...]:
     """the schedule as phases: `Phase`s, tuples (q, sigma, steps) and other phase types (verify.accountant_events:
     any object with `engine(neighbouring)`)"""
     if isinstance(phases, Phase) or hasattr(phases, "engine") or (
@@ -399,7 +399,7 @@ def _account(quantity: str, given: float, phases, tol, relative: bool, neighbour
     """The bracket on `quantity` ("epsilon" at delta = given, or "delta" at eps = given), refined to the tolerance
     (None: the default accuracy, never refused for width)."""
     start = time.perf_counter()
-    phases, orders = _phases(phases), _orders(neighbouring)
+    phases, orders = schedule(phases), _orders(neighbouring)
     tol = None if tol is None else _tolerance(tol)
     if isinstance(relative, str) or relative not in (True, False):
         raise ParameterError(f"relative must be True or False, got {relative!r}")

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from verify.accountant import MAX_STEPS, NEIGHBOURING, Phase
+from verify.accountant import NEIGHBOURING, Phase, schedule
 from verify.accountant_compare import FAILED, OVER_MEMORY, PAST_DEADLINE, UNDER
 from verify.errors import DeadlineExceeded, MemoryLimitExceeded, ParameterError, ResourceLimitError
 from verify.limits import remaining, truth_deadline
@@ -115,25 +115,14 @@ def _shown(phases: tuple) -> str:
     return " + ".join(str(p) for p in phases)
 
 
-def _schedule(phases) -> tuple:
-    """the phases as a tuple (a bare Phase or (q, sigma, steps) is one phase), each validated"""
-    if isinstance(phases, Phase) or (isinstance(phases, (tuple, list)) and len(phases) == 3
-                                     and all(isinstance(v, (int, float)) for v in phases)):
-        phases = [phases]
-    try:
-        out = tuple(p if hasattr(p, "steps") else Phase(*p) for p in phases)
-    except TypeError:
-        raise ParameterError(f"a schedule is a sequence of phases (q, sigma, steps), got {phases!r}") from None
-    if not out:
-        raise ParameterError("a schedule needs at least one phase (q, sigma, steps)")
-    if sum(p.steps for p in out) > MAX_STEPS:
-        raise ParameterError(f"the schedule has {sum(p.steps for p in out)} steps in all, more than {MAX_STEPS:.0e}")
-    return out
-
-
 def _raw(phases: tuple) -> tuple:
-    """what the engine takes: (q, sigma, steps) for a Gaussian phase, the phase object itself otherwise"""
-    return tuple((p.q, p.sigma, p.steps) if isinstance(p, Phase) else p for p in phases)
+    """what the engine takes: (q, sigma, steps) for each Poisson-subsampled Gaussian phase (curves and per-step
+    accounting take those only; verify.accountant_events' phases go to accountant.epsilon / delta)"""
+    other = [p for p in phases if not isinstance(p, Phase)]
+    if other:
+        raise ParameterError(f"curves and per-step accounting take Poisson phases (q, sigma, steps) only, got "
+                             f"{other[0]}")
+    return tuple((p.q, p.sigma, p.steps) for p in phases)
 
 
 def _orders(neighbouring: str) -> tuple[str, ...]:
@@ -198,7 +187,7 @@ def epsilon_curve(deltas: Sequence[float] | None, phases, *, neighbouring: str =
     """eps(delta) of the schedule at each delta (default: 1e-12 .. 1e-2, two a decade), every point a proven bracket
     read off one composition; `width` the loss grid's eps width (default: `_fine`'s, from eps at the smallest delta)."""
     start = time.perf_counter()
-    phases, orders, width = _schedule(phases), _orders(neighbouring), _width(width)
+    phases, orders, width = schedule(phases), _orders(neighbouring), _width(width)
     deltas = DEFAULT_DELTAS if deltas is None else _values(deltas, "deltas", 0.0, 1.0)
     raw, goal = _raw(phases), 1e-4 * min(deltas)
     largest = 0.0 if width is not None else _scale(_compose(raw, orders, _COARSE_WIDTH, goal), min(deltas))
@@ -215,7 +204,7 @@ def delta_curve(epsilons: Sequence[float] | None, phases, *, neighbouring: str =
     """delta(eps) of the schedule at each eps (default: 21 from 0 to eps(1e-12)), every point a proven bracket read
     off one composition; `width` the loss grid's eps width (default: `_fine`'s, from the largest eps)."""
     start = time.perf_counter()
-    phases, orders, width = _schedule(phases), _orders(neighbouring), _width(width)
+    phases, orders, width = schedule(phases), _orders(neighbouring), _width(width)
     raw = _raw(phases)
     if epsilons is None:
         top = _scale(_compose(raw, orders, _COARSE_WIDTH, 0.0), _SMALLEST_DELTA)
@@ -275,7 +264,7 @@ def epsilon_per_step(delta: float, phases, *, every: int | None = None, per_epoc
     and at its end, each a proven bracket, all on one loss grid: eps width `width` for the whole schedule (default 1e-2
     times its eps), on which each checkpoint's prefix is composed from per-step cores computed once."""
     start = time.perf_counter()
-    phases, orders, width = _schedule(phases), _orders(neighbouring), _width(width)
+    phases, orders, width = schedule(phases), _orders(neighbouring), _width(width)
     (delta,) = _values([delta], "deltas", 0.0, 1.0)
     if per_epoch == (every is not None):
         raise ParameterError("give one of every=N (steps) and per_epoch=True")
