@@ -294,12 +294,13 @@ def _gaussian_delta(eps, mu):
 def test_cyclic_batches_are_the_composed_gaussian_mechanism(sigma, epochs, eps, relation):
     """E epochs of cyclic batches: mu-GDP with mu = sqrt(E) Delta / sigma, Delta = 1 (add/remove) or 2 (replace-one)
     (Dong, Roth & Su 2022, Cor. 2.13); shuffled batches are accounted by the same upper bound"""
-    mu = math.sqrt(epochs) * (2 if relation == "replace_one" else 1) / sigma
-    exact = float(_gaussian_delta(eps, mu))
+    with mpmath.workdps(40):  # mu exact from the float inputs (a float mu moves delta by an ulp or so, and the
+        mu = mpmath.sqrt(epochs) * (2 if relation == "replace_one" else 1) / mpmath.mpf(sigma)  # closed form's
+        exact = _gaussian_delta(eps, mu)  # bracket is that narrow)
     assume(exact > 1e-8)
     for phase in (CyclicBatches(sigma, epochs), ShuffledBatches(sigma, epochs, 10)):
         r = accountant.delta(eps, [phase], tol=1e-3, neighbouring=relation)
-        assert r.lower <= exact <= r.upper
+        assert mpmath.mpf(r.lower) <= exact <= mpmath.mpf(r.upper)
 
 
 def _lower_bound_reference(lb, sigma, batches, epochs):
