@@ -314,11 +314,26 @@ def _refined(solve, target_of, phases: tuple[Phase, ...], orders: tuple[str, ...
         # the width is about proportional to the grid's once the grid is fine (delta(eps): the part beyond the
         # floating-point budget, which the next goal cuts instead): a long jump
         ratio = allowed / (max(got - 2 * bracket.error_budget, 1e-300) if solve_delta else got)
+        if solve_delta:  # delta's bracket is an eps bracket seen through delta(eps), about exponential: its log
+            # ratio is what scales with the grid (measured: linear); without it (a lower end at 0) the linear model
+            # overshoots by up to 10x, so such a jump is at most 8x (a grid 8x coarser costs about an eighth)
+            ratio = _log_ratio(bracket, allowed) or max(ratio, 1 / 6)
         width *= max(1e-3, min(0.9, (0.75 if ratio < 0.2 else 0.9) * ratio))  # from a coarse one aims lower
         if aim is not None and fitted > aim:  # a coarse bracket misstates the width allowed: first the grid aimed at
             width = aim
     raise _Short(f"the bracket did not reach the tolerance in its refinements (width {last_error:.3g}{_best(best)})",
                  best, "its refinements", last_allowed)
+
+
+def _log_ratio(bracket, allowed: float) -> float | None:
+    """the grid-width ratio that takes a delta bracket [lower, upper] (less its floating-point floor, which a finer
+    grid does not scale) to the width allowed, where log(upper / lower) is linear in the grid width; None where the
+    model does not apply (a lower end at 0, or a width allowed beyond the bracket's midpoint)"""
+    low, up = bracket.lower + bracket.error_budget, bracket.upper - bracket.error_budget
+    mid = 0.5 * (bracket.lower + bracket.upper)
+    if not (0 < bracket.lower and low < up and 0 < allowed < 2 * mid):
+        return None
+    return math.log((2 * mid + allowed) / (2 * mid - allowed)) / math.log(up / low)
 
 
 def _tighter(best, bracket):

@@ -414,18 +414,26 @@ class _Step:
 
     def log_mgf(self, lam: np.ndarray) -> np.ndarray:
         """upper bounds on log sum_i m_i e^(lam i) for the exact masses m (i the cell's position in `mass`), at
-        each lam: a shifted log-sum-exp, every rounding bounded (8u per term's exponent, the sum's relative
-        (log2 n + 8) u, the masses' relative _MASS_ERROR)."""
-        idx = np.arange(len(self.mass), dtype=np.float64)
-        with np.errstate(divide="ignore"):
-            log_m = np.log(self.mass)
+        each lam: a shifted log-sum-exp over the cells of positive mass, every rounding bounded (8u of a bound on
+        every term's exponent, max |log m_i| + |lam| max i, plus 8u of the shift; the sum's relative (log2 n + 8) u,
+        the masses' relative _MASS_ERROR)."""
+        live = np.flatnonzero(self.mass > 0)  # a zero mass adds nothing to the sum
+        idx = live.astype(np.float64)
+        log_m = np.log(self.mass[live])
+        # every exponent's size |log m_i + lam i| <= max |log m| + |lam| max i (the 8u per term is taken of this)
+        size = float(np.max(np.abs(log_m))) * (1 + 4 * _U)
+        reach = float(idx[-1]) if len(idx) else 0.0
+        count = (math.log2(len(self.mass)) + 12) * _U
         out = np.empty(len(lam))
+        expo = np.empty(len(idx))
         for n, la in enumerate(lam):
-            expo = log_m + la * idx
+            np.multiply(idx, la, out=expo)
+            expo += log_m
             top = float(np.max(expo))
-            total = float(np.sum(np.exp(expo - top))) / (1 - _MASS_ERROR)
-            finite = np.isfinite(expo)
-            pad = 8 * _U * (float(np.max(np.abs(expo[finite]))) + abs(top) + 2) + (math.log2(len(idx)) + 12) * _U
+            expo -= top
+            np.exp(expo, out=expo)
+            total = float(np.sum(expo)) / (1 - _MASS_ERROR)
+            pad = 8 * _U * (size + abs(float(la)) * reach * (1 + 4 * _U) + abs(top) + 2) + count
             out[n] = top + math.log(total) + pad
         return out
 
@@ -483,11 +491,19 @@ def _spectral_power(parts: list[_Step], lo: int, hi: int, budget_goal: float = 0
     if size > 2 * _MAX_CELLS:
         raise ResourceLimitError(f"eps_tolerance too small: the composed grid needs {size} > {2 * _MAX_CELLS} cells")
     n = 1 << max(1, (size - 1).bit_length())
-    if _WIDE is not None and budget_goal > 0:
+    if _WIDE is not None and budget_goal > 0 and _double_floor(parts, n) <= budget_goal:
         out, budget = _spectral_power_in(np.float64, parts, lo, size, n, budget_goal)
         if budget <= budget_goal:
             return out, budget
     return _spectral_power_in(_WIDE or np.float64, parts, lo, size, n, budget_goal)
+
+
+def _double_floor(parts: list[_Step], n: int) -> float:
+    """half of what a double pass of `_spectral_power_in` certainly spends at least, sum_i T_i eps_N |a_i|_1 (its
+    D_k at frequency 0, where every |x_ik| is about |a_i|_1 ~ 1): a double pass is skipped, as futile, where this
+    already exceeds the goal. It only picks which certified pass runs; no bound depends on it."""
+    eps_n = 1.25 * 8 * math.log2(n) * _U
+    return 0.5 * sum(p.steps * eps_n * float(np.sum(p.mass)) for p in parts)
 
 
 def _spectral_power_in(dtype, parts: list[_Step], lo: int, size: int, n: int,
