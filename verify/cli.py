@@ -1067,7 +1067,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--steps", type=float, help="number of steps T (one phase)")
     p.add_argument("--phase", action="append", default=[], type=_phase, metavar="Q,SIGMA,T",
                    help="a phase of the schedule (repeatable, in order)")
-    p.add_argument("--event", action="append", default=[], type=_event, metavar="KIND:KEY=VALUE,...",
+    p.add_argument("--event", action="append", default=[], type=_event, metavar="KIND:SPEC",
                    help="another mechanism composed with the phases (repeatable): laplace:b=B,steps=T (add/remove), "
                         "rr:k=K,p=P,steps=T or rr:k=K,eps0=E,steps=T (randomized response, replace_one), "
                         "mixture:sigma=S,c=C1/C2,p=P1/P2,steps=T (Gaussian mixture against N(0, S^2)), "
