@@ -174,10 +174,10 @@ def _check_domain(seed: int, max_steps: float) -> None:
     # dp_accounting's pessimistic (connect-the-dots) PLD is an upper bound; its "optimistic" one is not a proven lower
     # bound: at q 0.187, sigma 0.584, T 8000, delta 3.28e-7 it gives 1040.33 while the truth lies in (1039.70,
     # 1039.85) by a numerical Laplace inversion of E[(1 - e^(eps - S))_+] along the saddle point's vertical line
-    # (session 5's note), inside verify's bracket [1039.70, 1039.85]. So the optimistic side is held only where eps
-    # is small enough for its grid (T x 1e-4 <= 1% of eps), the other side always.
+    # (session 5's note), inside verify's bracket [1039.70, 1039.85]; at T 4000 (eps 575.7) the two agree. So the
+    # optimistic side is held only at eps < 100 (where no such gap was seen), the other side always.
     assert ours.lower <= max(opt_eps, pes_eps) + slack
-    if sum(t for *_, t in phases) * 1e-4 <= 1e-2 * ours.estimate or ours.estimate < 100:
+    if ours.estimate < 100:
         assert min(opt_eps, pes_eps) <= ours.upper + slack
     low, high = min(opt_delta, pes_delta), max(opt_delta, pes_delta)
     assert ours_delta.lower <= high + 1e-15 and low <= ours_delta.upper + 1e-15
