@@ -30,7 +30,7 @@ import flint
 
 from verify.accountant import MAX_STEPS, _num, _real
 from verify.errors import ParameterError
-from verify.truth.pld_events import laplace_step, mixture_step, randomized_response_step
+from verify.truth.pld_events import laplace_step, mixture_step, randomized_response_step, restoring_precision
 
 ADD_REMOVE = ("add_remove", "add", "remove")
 
@@ -242,6 +242,7 @@ class LowerBound:
     q_event: float
 
 
+@restoring_precision
 def shuffled_lower_bound(eps: float, sigma: float, batches: int, epochs: int = 1) -> LowerBound:
     """A certified lower bound on delta(eps) of `epochs` epochs of shuffled batches (`batches` an epoch, noise
     multiplier sigma, one record changed: its clipped gradient +1 against 0, all others' 0; Chua et al. 2024's

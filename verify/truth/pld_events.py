@@ -17,6 +17,7 @@ on the arguments used here; checked against mpmath in tests/truth/test_pld_event
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -92,6 +93,20 @@ def _grid_cells(k_lo: int, k_hi: int) -> None:
     require_memory(8.0 * 16 * (k_hi - k_lo + 2), "the privacy-loss distribution's per-step grid")
 
 
+def restoring_precision(fn):
+    """`fn` with python-flint's global working precision restored on return (it sets its own): no caller's Arb
+    arithmetic runs at a precision it did not choose."""
+    @functools.wraps(fn)
+    def wrapped(*args, **kwargs):
+        saved = flint.ctx.prec
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            flint.ctx.prec = saved
+    return wrapped
+
+
+@restoring_precision
 def atoms_step(atoms: list[tuple[Fraction | flint.arb, Fraction | flint.arb]], h: float, steps: int) -> _Step:
     """The per-step core of a finite pair: `atoms` lists (base mass, other mass) of each outcome, exact (rationals or
     Arb balls at 200 bits), both > 0. The loss of an outcome is log(base / other)."""
@@ -136,6 +151,7 @@ def randomized_response_step(p: float, k: int, h: float, steps: int) -> _Step:
     return atoms_step(randomized_response_atoms(p, k), h, steps)
 
 
+@restoring_precision
 def laplace_step(b: float, h: float, steps: int) -> _Step:
     """Per-step core of the Laplace mechanism, scale b, sensitivity 1 (P = Lap(1, b) || Q = Lap(0, b); the reflection
     x -> 1 - x swaps them, so both orders have this PLD). With a = 1/b the loss is -a for x <= 0 (mass e^(-a) / 2
