@@ -10,6 +10,7 @@ import re
 
 import mpmath
 import pytest
+from gaussian_reference import gaussian_delta, gaussian_epsilon
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,23 +23,7 @@ from verify.errors import ParameterError
 SETTINGS = settings(max_examples=12, deadline=None, database=None)
 
 
-def _gaussian_delta(eps, mu):
-    """delta(eps) of the mu-GDP pair N(0, 1) vs N(mu, 1) (Dong, Roth & Su 2022, Cor. 2.13), at 40 digits."""
-    with mpmath.workdps(40):
-        eps, mu = mpmath.mpf(eps), mpmath.mpf(mu)
-        return mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2)
-
-
-def _gaussian_epsilon(delta, mu):
-    """the smallest eps >= 0 with delta(eps) <= delta (bisection: delta(eps) decreases)"""
-    with mpmath.workdps(40):
-        if _gaussian_delta(0, mu) <= delta:
-            return mpmath.mpf(0)
-        lo, hi = mpmath.mpf(0), mu * mu / 2 + 10 * mu + 50
-        for _ in range(150):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if _gaussian_delta(mid, mu) > delta else (lo, mid)
-        return hi
+_gaussian_delta, _gaussian_epsilon = gaussian_delta, gaussian_epsilon
 
 
 @SETTINGS

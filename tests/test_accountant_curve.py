@@ -8,8 +8,8 @@ import importlib.util
 import json
 import math
 
-import mpmath
 import pytest
+from gaussian_reference import gaussian_delta, gaussian_epsilon
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -21,24 +21,7 @@ from verify.cli import main
 from verify.errors import ParameterError
 from verify.reporting.accountant_curve import PLOT_MARK
 
-
-def _gaussian_delta(eps, mu):
-    """delta(eps) of N(0, 1) vs N(mu, 1) (Balle & Wang 2018, Thm 8), at 40 digits."""
-    with mpmath.workdps(40):
-        eps, mu = mpmath.mpf(eps), mpmath.mpf(mu)
-        return mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2)
-
-
-def _gaussian_epsilon(delta, mu):
-    """the smallest eps >= 0 with delta(eps) <= delta (bisection: delta(eps) decreases)"""
-    with mpmath.workdps(40):
-        if _gaussian_delta(0, mu) <= delta:
-            return mpmath.mpf(0)
-        lo, hi = mpmath.mpf(0), mu * mu / 2 + 10 * mu + 50
-        for _ in range(150):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if _gaussian_delta(mid, mu) > delta else (lo, mid)
-        return hi
+_gaussian_delta, _gaussian_epsilon = gaussian_delta, gaussian_epsilon
 
 
 FULL_BATCH = [[Phase(1.0, 2.0, 100)], [Phase(1.0, 1.0, 3), Phase(1.0, 3.0, 10)], [Phase(1.0, 20.0, 1)]]
